@@ -43,10 +43,12 @@ def test_simulate_without_html_is_a_usage_error(served, tmp_path, capsys):
 
 
 def test_a_bad_workload_is_one_clear_line(served, tmp_path, capsys):
+    """A workload that does not validate is a usage mistake, as in `podtax simulate`: exit 2 (it was 1, and the line
+    read 'error: --simulate: error: the workload ...')."""
     bad = tmp_path / "bad.yaml"
     bad.write_text("classes: []\n")
     assert main(["report", "base", "--html", str(tmp_path / "x.html"), "--simulate", str(bad),
-                 "--api", served.url]) == 1
+                 "--api", served.url]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--simulate:" in err[0] and "workload" in err[0]
+    assert len(err) == 1 and err[0].startswith("error: --simulate: the workload ") and "workload" in err[0], err
     assert not (tmp_path / "x.html").exists()

@@ -72,8 +72,8 @@ def _write_html(path: Path, campaign: str, api: str | None, threshold: float, co
     if simulate is not None:
         try:
             result = report_simulation.run(campaign, simulate, seeds, api)
-        except ValueError as exc:
-            raise fail(f"--simulate: {exc}") from None
+        except report_simulation.SimulationFailed as exc:  # a workload that does not validate: a usage mistake, 2
+            raise fail(f"--simulate: {exc}", exc.code) from None
         page = report_simulation.insert(page, report_simulation.section(result, simulate))
     write_file(path, page)
     typer.echo(f"wrote {path}")

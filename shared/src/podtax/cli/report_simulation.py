@@ -21,15 +21,25 @@ COLUMNS = (("mean_jct_s", "mean JCT (s)", "{:,.1f}"), ("p95_jct_s", "p95 JCT (s)
            ("regret_pct", "regret vs oracle (%)", "{:,.1f}"), ("jct_vs_default", "JCT vs default", "{:.3f}"))
 
 
+class SimulationFailed(ValueError):
+    """The child's one-line reason (its own 'error: ' left off) and its exit status: 2 for a usage mistake such as a
+    workload file that does not validate, 1 otherwise."""
+
+    def __init__(self, reason: str, code: int) -> None:
+        super().__init__(reason)
+        self.code = code
+
+
 def run(campaign: str, workload: Path, seeds: int, api: str | None) -> dict[str, Any]:
-    """The simulation's JSON, or a ValueError with the child's one-line reason."""
+    """The simulation's JSON, or SimulationFailed with the child's one-line reason and status."""
     env = {**os.environ, **({"PODTAX_API_URL": api} if api else {})}
     proc = subprocess.run([sys.executable, "-m", "podtax_scheduler", "simulate", "--campaign", campaign,
                            "--workload", str(workload), "--seeds", str(seeds), "--json"],
                           capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines()
-        raise ValueError(lines[-1] if lines else f"podtax simulate exited with {proc.returncode}")
+        reason = lines[-1].removeprefix("error: ") if lines else f"podtax simulate exited with {proc.returncode}"
+        raise SimulationFailed(reason, 2 if proc.returncode == 2 else 1)
     return json.loads(proc.stdout)
 
 
