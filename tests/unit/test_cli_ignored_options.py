@@ -31,6 +31,9 @@ CASES = [  # (argv, extra environment, what the one line must say)
      "--nomadsim starts a simulated Nomad and PODTAX_RUNNER_NOMAD_ADDR names another"),
     (["up", "--data-dir", "{tmp}/file", "--nats-port", "4999"], {"PODTAX_NATS_URL": "nats://127.0.0.1:1"},
      "--nats-port is the embedded nats-server's and PODTAX_NATS_URL names another server"),
+    # 0 (a free port) is given too: it was taken for the option's default and dropped without a word
+    (["up", "--data-dir", "{tmp}/file", "--nats-port", "0"], {"PODTAX_NATS_URL": "nats://127.0.0.1:1"},
+     "--nats-port is the embedded nats-server's and PODTAX_NATS_URL names another server"),
     (["kubesim", "--workdir", "{tmp}/w", "--kubeconfig", "{tmp}"], {}, "--workdir is where the exec kubelet"),
     (["volumes", "cleanup", "--backend", "nomad", "--kubeconfig", "{tmp}/kc", "--nomad-addr", "http://127.0.0.1:1"],
      {}, "--kubeconfig is for the kubernetes backend, and --backend nomad cleans only nomad"),

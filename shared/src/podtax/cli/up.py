@@ -115,7 +115,7 @@ def pod_network_mode(kubeconfig: Path | None, *, exec_kubelet: bool, pod_network
     return ("own" if pod_network else "host") if exec_kubelet else "simulated"
 
 
-def ignored_option(env: Mapping[str, str], *, nats_port: int, kubesim: bool, exec_kubelet: bool,
+def ignored_option(env: Mapping[str, str], *, nats_port: int | None, kubesim: bool, exec_kubelet: bool,
                    pod_network: bool, nomadsim: bool) -> str | None:
     """What to do instead when an option would change nothing (what it is for is not started), else None."""
     if pod_network and not exec_kubelet:
@@ -128,7 +128,7 @@ def ignored_option(env: Mapping[str, str], *, nats_port: int, kubesim: bool, exe
     if nomadsim and env.get("PODTAX_RUNNER_NOMAD_ADDR"):
         return ("--nomadsim starts a simulated Nomad and PODTAX_RUNNER_NOMAD_ADDR names another (none is "
                 "started): drop --nomadsim or unset PODTAX_RUNNER_NOMAD_ADDR")
-    if nats_port and env.get("PODTAX_NATS_URL"):
+    if nats_port is not None and env.get("PODTAX_NATS_URL"):  # given, 0 too (a free one)
         return ("--nats-port is the embedded nats-server's and PODTAX_NATS_URL names another server (none is "
                 "started): drop --nats-port or unset PODTAX_NATS_URL")
     return None
@@ -138,9 +138,9 @@ def up(
     # parser=a_path: an empty path is refused, where typer made it ".", the current folder
     data_dir: Annotated[Path, typer.Option(parser=a_path, metavar="<path>",
                                            help="Where JetStream, DuckDB and logs live.")] = DATA_DIR,
-    nats_port: Annotated[int, typer.Option(min=0, max=65535,
-                                           help="Port of the embedded nats-server (0 = a free one); none is "
-                                           "started when PODTAX_NATS_URL names a server.")] = 0,
+    nats_port: Annotated[int | None, typer.Option(min=0, max=65535, show_default="0",
+                                                  help="Port of the embedded nats-server (0 = a free one); none "
+                                                  "is started when PODTAX_NATS_URL names a server.")] = None,
     api_port: Annotated[int, typer.Option(min=1, max=65535, help="Port of the analyzer's HTTP API.")] = 8700,
     node: Annotated[str, typer.Option(help="Node name of this host (host agent, emulator).", callback=node_name)]
     = host_node(),
@@ -165,6 +165,7 @@ def up(
     if problem := ignored_option(os.environ, nats_port=nats_port, kubesim=kubesim, exec_kubelet=exec_kubelet,
                                  pod_network=pod_network, nomadsim=nomadsim):
         raise fail(problem, 2)
+    nats_port = nats_port or 0  # not given: a free one
     if ready_file is not None:  # a folder, or a folder that does not exist: said now, not once all is up
         from podtax.cli.export import writable
 
