@@ -38,11 +38,16 @@ def seconds() -> float:
 async def within(step: Awaitable[T], what: str, timeout_s: float | None = None) -> T:
     """Await `step`, or raise BusError when NATS has not answered within the deadline."""
     limit = seconds() if timeout_s is None else timeout_s
+    inner = asyncio.ensure_future(step)
     try:
-        done = await asyncio.wait_for(step, limit)
+        done = await asyncio.wait_for(inner, limit)
     except TimeoutError:
         raise BusError(f"NATS did not answer within {limit:g} s while {what} (is the server down? "
                        f"{ENV} sets this deadline)") from None
+    except asyncio.CancelledError:  # Ctrl-C: a step that failed as it was cancelled (a NATS request timing out on a
+        if inner.done() and not inner.cancelled():  # hung server) is said no more: asyncio printed 'Task exception
+            inner.exception()  # was never retrieved' and its traceback after the command's own line
+        raise
     task = asyncio.current_task()
     if task is not None and task.cancelling():  # Python 3.11's wait_for returns the result of a step that completes
         raise asyncio.CancelledError  # as the cancel (Ctrl-C) lands and drops the cancel: podtax import went on, exit 0
