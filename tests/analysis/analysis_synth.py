@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -117,6 +118,17 @@ def insert_cells(con: duckdb.DuckDBPyConnection, cells: list[CellSpec], *, seed:
     con.execute(f"INSERT INTO runs ({', '.join(names)}) SELECT {select}", [cols[n] for n in names])
     con.execute("INSERT INTO metrics SELECT unnest($1), unnest($2), unnest($3)::DOUBLE, unnest($4), unnest($5)",
                 [metrics["run_id"], metrics["name"], metrics["value"], metrics["unit"], metrics["hib"]])
+
+
+def one_cell(con: duckdb.DuckDBPyConnection, host: list[float], pod: list[float], higher_is_better: bool = True) -> Any:
+    """The CellComparison of one cell on node-a with these host and pod values, stored in `con` and compared."""
+    from podtax_analyzer.comparisons import compare_campaign
+
+    spec = CellSpec("node-a", SideSpec(np.asarray(host, float)), SideSpec(np.asarray(pod, float)),
+                    higher_is_better=higher_is_better, unit="events/s" if higher_is_better else "ms")
+    insert_cells(con, [spec])
+    (c,) = compare_campaign(con, "synthetic").cells
+    return c
 
 
 def lognormal(rng: np.random.Generator, median: float, cv: float, n: int) -> np.ndarray:

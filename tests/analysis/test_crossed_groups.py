@@ -8,25 +8,15 @@ compare_campaign."""
 
 from __future__ import annotations
 
-import numpy as np
-from analysis_synth import CellSpec, SideSpec, insert_cells
-from podtax_analyzer.comparisons import compare_campaign
+from analysis_synth import one_cell
 
 NOISE = [1.0, 1.004, 0.996, 1.002, 0.998, 1.001, 0.999, 1.003]  # +-0.4%, 8 runs
 WIDE = [1 + 5 * (x - 1) for x in NOISE]  # +-2%: a spread of 1.5% (1.4826 MAD / median)
 
 
-def _cell(con, host, pod, higher_is_better=True):
-    spec = CellSpec("node-a", SideSpec(np.asarray(host, float)), SideSpec(np.asarray(pod, float)),
-                    higher_is_better=higher_is_better, unit="events/s" if higher_is_better else "ms")
-    insert_cells(con, [spec])
-    (c,) = compare_campaign(con, "synthetic").cells
-    return c
-
-
 def _withheld(con, host, pod, said, higher_is_better=True):
     """The cell gets no verdict and its sentence says `said`."""
-    c = _cell(con, host, pod, higher_is_better)
+    c = one_cell(con, host, pod, higher_is_better)
     assert c.verdict == "inconclusive", c.sentence
     assert said in c.sentence, c.sentence
 
@@ -34,7 +24,7 @@ def _withheld(con, host, pod, said, higher_is_better=True):
 def test_two_machines_mixed_in_other_shares_give_no_verdict(con):
     host = [1000 * x for x in NOISE] + [350.0, 351.5]  # 8 runs on the fast machine, 2 on the slow one
     pod = [1001.0, 998.5] + [350 * x for x in NOISE]  # 2 and 8: the same two levels, the other way round
-    c = _cell(con, host, pod)
+    c = one_cell(con, host, pod)
     assert c.verdict == "inconclusive" and c.direction is None, c.sentence
     # what was found, not a cause (outlier runs, two machines or settings read alike); each level is the main runs'
     # median, in the groups' phrase as in the ratios'
@@ -70,7 +60,7 @@ def test_two_machines_with_a_pod_tax_give_the_range_of_the_levels(con):
     # the pod's effect)
     host = [1000 * x for x in NOISE] + [350.0, 351.5]
     pod = [900.0, 901.5] + [315 * x for x in NOISE]
-    c = _cell(con, host, pod)
+    c = one_cell(con, host, pod)
     assert c.verdict == "slower", c.sentence
     # outlier runs and two machines read alike: the size is the span joining the 95% intervals of the ratio of
     # medians, of the main runs' ratio and of both levels (the far end: the ratio of medians' CI, 0.314 to 0.609)
@@ -91,7 +81,7 @@ def test_groups_part_way_toward_the_other_side_keep_the_verdict(con):
     # 880): at each level the pod is 12-15% slower, a verdict the median ratio (0.70) gives the same way
     host = [1000 * x for x in NOISE] + [820.0, 821.5]
     pod = [880.0, 881.5] + [700 * x for x in NOISE]
-    c = _cell(con, host, pod)
+    c = one_cell(con, host, pod)
     assert c.verdict == "slower", c.sentence
     # the groups may be outlier runs, as planted: the planted 30% lies in the span the sentence gives
     # its ends are the intervals' (the main runs' 0.697 to 0.703 reaches 30.3%), not point estimates
@@ -112,7 +102,7 @@ def test_whole_number_latencies_that_tie_give_intervals_not_points(con):
     # planted 1.2 at each level
     host = [10, 10, 10, 10, 10, 11, 10, 10, 28, 29]
     pod = [12, 12, 34, 34, 34, 33, 34, 34, 35, 34]
-    c = _cell(con, host, pod, higher_is_better=False)
+    c = one_cell(con, host, pod, higher_is_better=False)
     assert c.verdict == "slower", c.sentence
     assert "pod/host of the main runs 3.400 (95% CI 3.272 to 3.533); if two machines or settings, pod/host 1.200 " \
            "(95% CI 1.129 to 1.275) at the host main runs' level (their median 10.00 ms) and 1.193 (95% CI 1.123 to " \
@@ -123,7 +113,7 @@ def test_runs_that_all_tie_give_no_interval(con):
     # every main run ties and each group's 2 runs too: no spread to size an interval, said so, not a point
     host = [10] * 8 + [28, 28]
     pod = [12, 12] + [34] * 8
-    c = _cell(con, host, pod, higher_is_better=False)
+    c = one_cell(con, host, pod, higher_is_better=False)
     assert "pod/host of the main runs 3.400 (no interval); if two machines or settings, pod/host 1.200 (no interval) " \
            "at the host main runs' level" in c.sentence, c.sentence
 
@@ -142,5 +132,5 @@ def test_slow_groups_on_both_sides_keep_the_verdict(con):
     # interference on both sides (2 runs of 14 at half speed), a real 10% pod tax: the groups lie the same way
     host = [1000 * x for x in NOISE + NOISE[:4]] + [500.0, 501.0]
     pod = [900 * x for x in NOISE + NOISE[:4]] + [450.0, 451.0]
-    c = _cell(con, host, pod)
+    c = one_cell(con, host, pod)
     assert c.verdict == "slower" and "second group" in c.sentence, c.sentence

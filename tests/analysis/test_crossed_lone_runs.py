@@ -11,18 +11,10 @@ import re
 
 import numpy as np
 import pytest
-from analysis_synth import CellSpec, SideSpec, insert_cells
+from analysis_synth import CellSpec, SideSpec, insert_cells, one_cell
 from podtax_analyzer.comparisons import compare_campaign
 
 NOISE = [1.0, 1.004, 0.996, 1.002, 0.998, 1.001, 0.999, 1.003, 0.997]  # +-0.4%, 9 runs
-
-
-def _cell(con, host, pod, higher_is_better=True):
-    spec = CellSpec("node-a", SideSpec(np.asarray(host, float)), SideSpec(np.asarray(pod, float)),
-                    higher_is_better=higher_is_better, unit="events/s" if higher_is_better else "ms")
-    insert_cells(con, [spec])
-    (c,) = compare_campaign(con, "synthetic").cells
-    return c
 
 
 @pytest.mark.parametrize(("host", "pod", "higher_is_better", "said"), [
@@ -38,7 +30,7 @@ def _cell(con, host, pod, higher_is_better=True):
      "(their median 120.0 ms), not both beyond"),
 ], ids=["throughput-35%", "latency-20%"])
 def test_one_run_a_side_at_the_other_sides_level_gives_no_verdict(con, host, pod, higher_is_better, said):
-    c = _cell(con, host, pod, higher_is_better)
+    c = one_cell(con, host, pod, higher_is_better)
     assert c.verdict == "inconclusive" and c.direction is None, c.sentence
     assert c.sentence.startswith("Inconclusive: the runs of each side lie in two groups"), c.sentence
     assert said in c.sentence, c.sentence
@@ -66,7 +58,7 @@ def _flag_gives_each_level(c) -> None:
 def test_one_run_a_side_with_a_pod_tax_is_sized_at_each_level(con):
     # the same 9/1 mix, the pod 10% slower on each machine: slower, the pod/host at each level said (0.900), not only
     # the ratio of medians (0.315, the machine gap and the tax)
-    c = _cell(con, [1000 * x for x in NOISE] + [350.0], [900.0] + [315 * x for x in NOISE])
+    c = one_cell(con, [1000 * x for x in NOISE] + [350.0], [900.0] + [315 * x for x in NOISE])
     assert c.verdict == "slower", c.sentence
     assert c.sentence.startswith("Pod slower than host: "), c.sentence
     assert "pod/host 0.900 (95% CI " in c.sentence and ") at the host main runs' level (their median 1000 events/s) " \
@@ -91,7 +83,7 @@ TAX = re.compile(r"Pod (9\.9|10\.[01])% slower than host \(ratio 0\.(899|900|901
     ([1000 * x for x in NOISE] + [700.0], [900 * x for x in NOISE] + [1250.0]),
 ], ids=["host-run", "pod-run", "both-slow", "both-outward", "both-past"])
 def test_one_noisy_run_still_reads_as_a_tax_with_outliers(con, host, pod):
-    c = _cell(con, host, pod)
+    c = one_cell(con, host, pod)
     assert c.verdict == "slower" and TAX.match(c.sentence), c.sentence
     assert "OUTLIERS" in c.flags and "lie" in c.flag_details["OUTLIERS"], c.flag_details
 
@@ -121,7 +113,7 @@ def test_one_stray_run_a_side_with_no_tax_leaves_the_ratio_of_medians(con, pod_l
     # no tax, the main runs 0.1% or less apart (within the margin), one host run 25% fast and one pod run 15% slow:
     # each lies nearer the other side's main runs and both level ratios (0.85, 0.80) lie beyond the margin the way
     # the ratio of medians does, but which main median a stray run lies nearer is noise: not two machines
-    c = _cell(con, [1000 * x for x in NOISE] + [1250.0], [pod_level * x for x in NOISE] + [850.0])
+    c = one_cell(con, [1000 * x for x in NOISE] + [1250.0], [pod_level * x for x in NOISE] + [850.0])
     assert c.verdict == "no detectable difference" and not c.crossed_lone_runs, c.sentence
     assert c.sentence.startswith("Within ±1.0% (equivalent at this threshold): ratio "), c.sentence
     assert c.flag_details["OUTLIERS"] == ("Outliers: 1 host run (1250 events/s) and 1 pod run (850.0 events/s) lie far "
