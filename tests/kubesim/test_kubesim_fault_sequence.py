@@ -37,14 +37,7 @@ def test_an_entry_never_answered_stops_the_emulator_naming_both(tmp_path: Path,
     said = ("faults.failDeletes[1] ('persistentvolumeclaims/-0002', status 500) is never answered: entry 0 "
             "('persistentvolumeclaims/-0002', times: 0) comes first and answers every call it matches; give entry 0 a "
             "times to plant a sequence, or remove entry 1")
-    with pytest.raises(ValueError) as err:
-        parse(doc, extra=["failDeletes"])
-    assert str(err.value) == said
-    path = tmp_path / "cluster.yaml"
-    path.write_text(yaml.safe_dump(doc))
-    code = main(["--cluster", str(path), "--kubeconfig", str(tmp_path / "kubeconfig"), "--port", "0"])
-    err_text = capsys.readouterr().err
-    assert code in (1, 2) and said in err_text and "Traceback" not in err_text, (code, err_text)
+    _refused(doc, "failDeletes", said, tmp_path, capsys)
 
 
 @pytest.mark.parametrize("earlier", ["persistentvolumeclaims/", "-0002", "", "persistentvolumeclaims/0002", "2"])
@@ -58,14 +51,7 @@ def test_an_entry_covered_by_an_earlier_times_0_one_spelled_otherwise_is_refused
     said = (f"faults.failCreates[2] ('persistentvolumeclaims/-0002', status 500) is never answered: entry 1 "
             f"({earlier!r}, times: 0) comes first and answers every call it matches; give entry 1 a times to plant a "
             f"sequence, or remove entry 2")
-    with pytest.raises(ValueError) as err:
-        parse(doc, extra=["failCreates"])
-    assert str(err.value) == said
-    path = tmp_path / "cluster.yaml"
-    path.write_text(yaml.safe_dump(doc))
-    code = main(["--cluster", str(path), "--kubeconfig", str(tmp_path / "kubeconfig"), "--port", "0"])
-    err_text = capsys.readouterr().err
-    assert code in (1, 2) and said in err_text and "Traceback" not in err_text, (code, err_text)
+    _refused(doc, "failCreates", said, tmp_path, capsys)
 
 
 @pytest.mark.parametrize("earlier, later", [
@@ -80,3 +66,15 @@ def test_an_entry_an_earlier_times_0_one_leaves_calls_to_is_taken(earlier: str, 
     faults = parse({"faults": {"failDeletes": [{"match": earlier, "status": 429, "times": 0},
                                                {"match": later, "status": 500, "times": 1}]}}, extra=["failDeletes"])
     assert [e.match for e in faults.fail_deletes] == [earlier, later]
+
+
+def _refused(doc: dict, faults: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`doc` is refused saying `said`, by faults.parse and by podtax-kubesim at start (one line, no traceback)."""
+    with pytest.raises(ValueError) as err:
+        parse(doc, extra=[faults])
+    assert str(err.value) == said
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    code = main(["--cluster", str(path), "--kubeconfig", str(tmp_path / "kubeconfig"), "--port", "0"])
+    err_text = capsys.readouterr().err
+    assert code in (1, 2) and said in err_text and "Traceback" not in err_text, (code, err_text)
