@@ -119,3 +119,17 @@ def test_one_stray_run_a_side_with_no_tax_leaves_the_ratio_of_medians(con, pod_l
     assert c.flag_details["OUTLIERS"] == ("Outliers: 1 host run (1250 events/s) and 1 pod run (850.0 events/s) lie far "
                                           "from their side's median (modified z-score above 6). They are kept; "
                                           "medians and rank tests resist them."), c.flag_details
+
+
+def test_a_two_run_group_beside_one_lone_run_says_each_run_once(con):
+    # 8/2 on the host, 1/9 on the pod: the host's two slow runs are a second group, the pod's one fast run its
+    # group; the flag repeated that run after the groups' phrase ('... 1 of 10 pod runs (1001 events/s) was 186.0%
+    # faster ...: ... Besides, 1 pod run (1001 events/s) lies far from its side's median ...')
+    n8 = NOISE[:8]
+    c = one_cell(con, [1000 * x for x in n8] + [350.0, 351.5], [1001.0] + [350 * x for x in NOISE])
+    assert c.verdict == "inconclusive", c.sentence
+    detail = c.flag_details["OUTLIERS"]
+    assert detail.count("1001 events/s") == 1 and detail.count("350.0, 351.5 events/s") == 1, detail
+    assert "Besides" not in detail and "1 of 10 pod runs (1001 events/s) was 186.0% faster than the other 9 pod " \
+        "runs' median of 350.0 events/s" in detail, detail
+    assert detail.split(": each side's runs")[0].removeprefix("Outliers: ") in c.sentence, (detail, c.sentence)

@@ -63,7 +63,7 @@ class Analysis:
     flag_details: dict[str, str] = field(default_factory=dict)
     outlier_at: list[tuple[str, int]] = field(default_factory=list)
     set_by: templates.Fixed | None = None  # what fixes the metric (templates.set_by_params): no verdict
-    lone_outliers: str | None = None  # OUTLIERS' detail when each side's one outlier is its group (finalize)
+    lone_outliers: str | None = None  # OUTLIERS' detail when a side's one outlier is its group (finalize)
 
 
 def _median(x: np.ndarray) -> float | None:
@@ -199,10 +199,14 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     if ratio is None and (odd := _not_finite(cell)):
         warnings.append(odd)
     outlier_at = [(s.env, int(i)) for s in (h, p) for i in found[s.env]]
-    lone = None  # each side's one outlier, its group if the sides are read at each level (_main_and_group, finalize)
-    if not grouped and all(len(found[s.env]) == 1 for s in (h, p)):
-        main = outlier_flags.second_group(cell, [(s.env, float(s.values[found[s.env][0]])) for s in (h, p)], main=True)
-        lone = outlier_flags.outliers(cell, found, limits, (main, found), split) if main else None
+    # a side's one outlier is its group beside the other side's one outlier or second group if the sides are read at
+    # each level (_main_and_group, finalize): the flag then says each run once, in the groups' phrase
+    at = {s.env: grouped[s.env] if s.env in grouped else found[s.env] for s in (h, p)}
+    lone = None
+    if len(grouped) < 2 and all(s.env in grouped or len(found[s.env]) == 1 for s in (h, p)):
+        main = outlier_flags.second_group(cell, [(env, float(side.values[i])) for side in (h, p)
+                                                 for env in (side.env,) for i in at[env]], main=True)
+        lone = outlier_flags.outliers(cell, found, limits, (main, at), split) if main else None
     outliers = [OutlierOut(run_id="", env=s.env, value=float(s.values[i]), z=float(zs[s.env][i]),
                            group=i in grouped.get(s.env, ())) for s in (h, p) for i in found[s.env]]
     # runs that gave the metric in two units (on a side, or one a side) have no median in the cell's unit
@@ -305,10 +309,10 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     f["crossed_lone_runs"] = levels is not None and min(len(g) for _, g in split.values()) == 1  # summary leaves out
     if levels:  # the groups against the main runs' median, the level the sentence compares at, in the flag too
         main = outlier_flags.second_group(a.cell, [(env, v) for env, (_, g) in split.items() for v in g], main=True)
-        if group and main and "OUTLIERS" in f["flag_details"]:
+        if a.lone_outliers and "OUTLIERS" in f["flag_details"]:  # a side's one run: that flag said 'resist them'
+            f["flag_details"] = {**f["flag_details"], "OUTLIERS": a.lone_outliers}  # or said it again ('Besides')
+        elif group and main and "OUTLIERS" in f["flag_details"]:
             f["flag_details"] = {**f["flag_details"], "OUTLIERS": f["flag_details"]["OUTLIERS"].replace(group, main)}
-        elif a.lone_outliers and "OUTLIERS" in f["flag_details"]:  # one run a side: that flag said 'resist them'
-            f["flag_details"] = {**f["flag_details"], "OUTLIERS": a.lone_outliers}
         group = main
     # a group, or one run a side read at each level: never equivalent (decide's second_group), as the flag says
     rules = dict(threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING), second_group=bool(group),
