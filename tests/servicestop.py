@@ -69,9 +69,10 @@ def sigterm(proc: subprocess.Popen[bytes], log: Path, wait_s: float) -> Ended:
     return Ended(name, proc.returncode, seconds, text[signalled:], text)
 
 
-def sigterm_once_waiting(proc: subprocess.Popen[bytes], log: Path, wait_s: float) -> Ended:
-    """sigterm() once the service says it is waiting for NATS (at most 30 s); AssertionError if it never says so."""
-    text = until(log, proc, "waiting for NATS at")
+def sigterm_once_waiting(proc: subprocess.Popen[bytes], log: Path, wait_s: float, tries: int = 300) -> Ended:
+    """sigterm() once the service says it is waiting for NATS (`tries` looks 0.1 s apart, 30 s by default);
+    AssertionError if it never says so."""
+    text = until(log, proc, "waiting for NATS at", tries)
     assert "waiting for NATS at" in text and proc.poll() is None, text
     return sigterm(proc, log, wait_s)
 

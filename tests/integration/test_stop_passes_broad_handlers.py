@@ -29,6 +29,8 @@ from tests.servicestop import publish_undecodable, service, sigterm_once_waiting
 TOKEN = "stop-test-token-0123456789abcdef"  # POST needs one
 BAD = 2000  # undecodable cancellations: dead-lettered one by one, so one is under way at the pause
 NODES = ("Node-1", "node-1")  # two spellings of one node: the same capture stored twice (imports_twice.py)
+STOP_S = 120.0  # a bound for a hang, not a timing: a stop is waited for until it exits (10 s ran out under heavy load)
+LOOKS = 1200  # a log line is looked for every 0.1 s up to 120 s, returned as soon as it is there
 
 
 def _db_with_a_capture_twice(path: Path) -> None:
@@ -71,7 +73,7 @@ def test_sigterm_while_the_score_sweep_waits_for_nats_is_a_clean_stop(nats_serve
                                                            method="POST", headers={"Authorization": f"Bearer {TOKEN}"}),
                                     timeout=30) as answer:
             assert [t["run_id"] for t in json.load(answer)] == ["r0"]  # Node-1's copy goes, node-1's run stays
-        ended = sigterm_once_waiting(proc, log, 10)
+        ended = sigterm_once_waiting(proc, log, STOP_S, LOOKS)
         stopped_cleanly(ended)  # and 'stopped while waiting for NATS'
         assert "publishing scores failed" not in ended.log, ended.log
 
@@ -87,11 +89,11 @@ def test_sigterm_while_the_agent_takes_waiting_cancellations_is_a_clean_stop(nat
     env = {**os.environ, "PODTAX_NATS_URL": nats_server.url, "PODTAX_HEALTH_PORT": "0", "PODTAX_AGENT_NODE": "n1",
            "PODTAX_AGENT_WORKDIR": str(tmp_path / "work"), "PODTAX_AGENT_STATE_DIR": str(tmp_path / "state")}
     with service("podtax_host_agent", env, log) as proc:
-        text = until(log, proc, "dead-lettered")
+        text = until(log, proc, "dead-lettered", LOOKS)
         assert "dead-lettered" in text and proc.poll() is None, text
         pause(nats_server.proc.pid)  # the dead letter under way is never answered
         kill_nats(nats_server)
-        ended = sigterm_once_waiting(proc, log, 10)
+        ended = sigterm_once_waiting(proc, log, STOP_S, LOOKS)
         stopped_cleanly(ended)
         assert "were not all taken" not in ended.log, ended.log
         assert "podtax-host-agent stopped while waiting for NATS" in ended.log, ended.log
