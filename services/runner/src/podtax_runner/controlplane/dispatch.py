@@ -308,7 +308,10 @@ class ControlPlaneExecutor:
         """Send the DELETE_REFUSED results an earlier runner left pending (pending.py), each from its kept file; a
         mark that does not read, or whose raw log cannot be made (a start before 2000 or more than a day ahead), is
         said and removed (the kept file stays, pruned as any other). Before, the latter raised out of here: the runner
-        crashed at every start, the mark never removed (review r2)."""
+        crashed at every start, the mark never removed (review r2). One above the max_payload of the server met now (a
+        lower one than when it was marked) stays pending, said in an error naming the size to raise it to: it was sent
+        as any report, and the outbox took its BusError for NATS away ('NATS stopped or restarting?') every 10 s for
+        as long as the runner ran."""
         if self.settings.runner_spool_dir is None:
             return
         for mark in await asyncio.to_thread(pending.marks, self.settings.runner_spool_dir / MEASURED_DIR):
@@ -322,6 +325,12 @@ class ControlPlaneExecutor:
                     await asyncio.to_thread(mark.unlink)
                 continue
             kept = str(mark.with_name(mark.name.removesuffix(pending.SUFFIX)))
+            if (size := pending.wire_bytes(self.bus, event)) > self.bus.nc.max_payload:  # a server that came back lower
+                log.error("the pending DELETE_REFUSED result %s (run %s) is %s bytes as a raw log, above NATS "
+                          "max_payload (%s): kept pending, not sent; raise max_payload in nats-server to at least %s "
+                          "and restart the runner to send it", mark, run.run_id, f"{size:,}",
+                          f"{self.bus.nc.max_payload:,}", f"{size:,}")
+                continue
             task = asyncio.create_task(self._send_result(run, event, mark, kept), name=f"control-plane {run.run_id}")
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)

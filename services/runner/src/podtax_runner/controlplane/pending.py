@@ -6,7 +6,9 @@ up: its run was recorded as reported (neither run again nor with a kept copy to 
 `<spool>/measured/`, pruned like any file (the next runner's start-up prune removed it, the run stayed failed). Now,
 once the failure is reported, `<kept file>.pending` (the run and its start) is written beside the kept timeline and
 removed once NATS takes the result; a runner starting sends each one's result (the kept timeline as the run's raw
-log, under its event id: stored once), and retention.py never prunes a timeline that has one."""
+log, under its event id: stored once), and retention.py never prunes a timeline that has one. One above the max_payload
+of the server a starting runner meets (wire_bytes: its headers counted) stays pending, said in an error naming the size
+to raise max_payload to (ControlPlaneExecutor.send_pending)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from podtax import events
+from podtax.bus import Bus
 
 from podtax_runner.spool import write_atomic
 
@@ -54,3 +57,13 @@ def marks(folder: Path) -> list[Path]:
 def kept_names(names: list[str]) -> set[str]:
     """Of a folder's file names, the kept timelines that have a pending mark."""
     return {n.removesuffix(SUFFIX) for n in names if n.endswith(SUFFIX)}
+
+
+def wire_bytes(bus: Bus, event: events.Envelope) -> int:
+    """What nats-server counts against max_payload in the publish of `event`: its payload and its headers' block as
+    nats-py writes it (`NATS/1.0`, a `key: value` line each, a blank line). The payload alone is not enough: a pending
+    result within its 77 bytes of headers of the limit made the server close the runner's connection ('maximum payload
+    exceeded: 9685 vs 9608'), and the runner ended."""
+    headers = bus._headers(event)  # what Bus.publish sends: Nats-Msg-Id, and the trace context when a span is current
+    return (len(events.encode(event)) + len(b"NATS/1.0\r\n\r\n")
+            + sum(len(f"{k}: {v}\r\n".encode()) for k, v in headers.items()))
