@@ -176,6 +176,8 @@ def _cycle(scores: list[Any], pod_kw: dict[str, Any], **kw: Any) -> dict[str, An
      ["1 node(s) have results older than the 1 h score TTL, ignored: b"]),
     ([score("a", 10, 50), score("b", 20, 50, flags=("BIMODAL", "THROTTLED"))], {},
      ["evidence not used, flagged by the analyzer: b (BIMODAL/THROTTLED)"]),
+    ([score("a", 10, 50), score("b", 90, 50, flags=("EMULATED",))], {},  # b's tool ran through qemu-user
+     ["evidence not used, flagged by the analyzer: b (EMULATED)"]),
     ([score("a", 10, 50, updated_at=OLD), score("b", 20, 50, updated_at=OLD)], {},
      ["no usable evidence of sysbench-cpu events_per_second [threads=1]: resources decided",
       "2 node(s) have results older than the 1 h score TTL, ignored: a, b"]),

@@ -14,3 +14,21 @@ def family(archs: str) -> str:
     """The family of a score's "+"-joined tool architectures (an unknown name, or several families, is its own)."""
     kinds = {FAMILIES.get(a, a) for a in archs.split("+")}
     return kinds.pop() if len(kinds) == 1 else archs
+
+
+# What a kernel runs without an emulator, by its `uname -m` (or Kubernetes') name: its own executables and those of
+# its 32-bit compat mode (an arm64 kernel runs armhf builds, on CPUs with AArch32 at EL0; x86_64 runs i386 and x32).
+# Any other pair ran through binfmt_misc and qemu-user (an x86_64 sysbench on an arm64 Pi: 5-20x slow).
+# armv8l (a 32-bit userland, maybe on a 64-bit kernel) and names not listed say nothing.
+_KERNELS = {"x86_64": ("x86_64", "i386", "x32"), "amd64": ("x86_64", "i386", "x32"), "i386": ("i386",),
+            "i486": ("i386",), "i586": ("i386",), "i686": ("i386",), "386": ("i386",),
+            "aarch64": ("aarch64", "arm"), "arm64": ("aarch64", "arm"), "armv7l": ("arm",), "armv6l": ("arm",),
+            "arm": ("arm",), "ppc64le": ("ppc64le",), "ppc64": ("ppc64", "ppc"), "s390x": ("s390x", "s390"),
+            "riscv64": ("riscv64",), "loongarch64": ("loongarch64",)}
+
+
+def emulated(tool_arch: str | None, machine: str | None) -> bool:
+    """Whether a tool executable built for `tool_arch` (podtax.benchwrap.elf_arch's names) ran emulated on a kernel
+    whose `uname -m` is `machine`: False when either is unknown or the kernel is not one listed in _KERNELS."""
+    runs = _KERNELS.get((machine or "").lower())
+    return tool_arch is not None and runs is not None and tool_arch not in runs

@@ -340,7 +340,8 @@ class NodeScore(Model):
     updated_at: Timestamp
     flags: list[str] = Field(default_factory=list, description="Why these runs should not drive placement: "
                              "CONFOUNDED (mixed tool builds, tool architectures or units), BIMODAL, OVERLAP, "
-                             "THROTTLED.")
+                             "THROTTLED, EMULATED (a run's tool executable was built for an architecture its "
+                             "kernel runs only through an emulator, qemu-user: it measured the emulator).")
     tool_archs: list[Text] = Field(default_factory=list, description="The architectures the runs' tool executables "
                                    "were built for (ELF header: arm, aarch64, x86_64...), among the runs that name "
                                    "one, sorted; empty when none does (an older wrapper or agent). Two or more: "

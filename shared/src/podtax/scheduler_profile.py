@@ -7,7 +7,7 @@ Defaults live here; PODTAX_SCHEDULER_PROFILE may name a YAML file that overrides
     score:
       BenchmarkScore: {weight: 5, shrink_runs: 3, sensitivity: 5, statistic: median,
                        unmeasured: last, missing_score: 20, no_interval_noise: 0.05,
-                       ignore_flags: [CONFOUNDED, BIMODAL, OVERLAP, THROTTLED]}
+                       ignore_flags: [CONFOUNDED, BIMODAL, OVERLAP, THROTTLED, EMULATED]}
       LeastAllocated: {weight: 1}
       InterPodAffinity: {weight: 2, hard_pod_affinity_weight: 1}
       PodTopologySpread: {weight: 2}
@@ -52,8 +52,8 @@ class BenchmarkArgs(_Strict):
     no_interval_noise: float = Field(0.05, description="Relative noise of one run assumed for a score without "
                                      "interval (n < 6 runs): its lower bound is its speed x (1 - this / sqrt(n)); "
                                      "0 to 0.5 (more makes every node without interval score 100: no ranking).")
-    ignore_flags: list[Literal["CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED"]] = Field(
-        default_factory=lambda: ["CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED"],
+    ignore_flags: list[Literal["CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED", "EMULATED"]] = Field(
+        default_factory=lambda: ["CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED", "EMULATED"],
         description="Analyzer flags whose evidence does not drive placement.")
 
     @field_validator("no_interval_noise")

@@ -48,7 +48,7 @@ MIN_KEPT = 3
 class Part:
     """One tool build's counted runs of a key: values sorted ascending (metric unit), their exact running sum
     (scores.add_exact; None: sum the values), end times (epoch microseconds) of the first and newest, units and
-    directions said, throttled and overlapping runs."""
+    directions said, throttled, overlapping and emulated runs."""
 
     build: str
     arch: str | None
@@ -59,6 +59,7 @@ class Part:
     directions: set[bool] = field(default_factory=set)
     throttled: int = 0
     overlap: int = 0
+    emulated: int = 0
     total: list[float] | None = None
 
 

@@ -89,7 +89,7 @@ class BuildState:
     """What one key's score needs of the counted runs of one tool build (build_switch.Part): the build (version text,
     tool_arch or None), values (sorted, metric unit) and runs (sorted run-id hashes), their exact running sum
     (scores.add_exact; None: sum the values), the first and newest end times (epoch microseconds), the distinct units
-    and directions, how many runs were throttled, and which runs carry an OVERLAP flag."""
+    and directions, how many runs were throttled or emulated, and which runs carry an OVERLAP flag."""
 
     build: str
     arch: str | None
@@ -101,12 +101,13 @@ class BuildState:
     units: set[str] = field(default_factory=set)
     directions: set[bool] = field(default_factory=set)  # the higher-is-better its runs said
     throttled: int = 0
+    emulated: int = 0
     overlapped: set[int] = field(default_factory=set)
 
     def part(self) -> Part:
         return Part(build=self.build, arch=self.arch, vals=self.values, first_us=self.first_us,
                     last_us=self.updated_us, units=self.units, directions=self.directions, throttled=self.throttled,
-                    overlap=len(self.overlapped), total=self.total)
+                    overlap=len(self.overlapped), emulated=self.emulated, total=self.total)
 
 
 @dataclass
@@ -265,7 +266,7 @@ class ScoreCache:
         starts = np.searchsorted(idx, meta["idx"], side="left")
         vals, ids = np.asarray(flat["val"], dtype=float), np.asarray(flat["id"], dtype=np.uint64)
         overlap, throttled = np.asarray(flat["overlap"], dtype=bool), np.asarray(flat["throttled"], dtype=bool)
-        updated = np.asarray(flat["updated_us"], dtype=np.int64)
+        updated, emulated = np.asarray(flat["updated_us"], dtype=np.int64), np.asarray(flat["emulated"], dtype=bool)
         bids = np.asarray(flat["bid"], dtype=np.uint64)
         for j, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):  # every key has rows (n > 0)
             state = KeyState()
@@ -277,7 +278,8 @@ class ScoreCache:
                     build=version, arch=arch, values=vals[mine], runs=np.sort(runs),
                     total=add_exact([], vals[mine].tolist()), first_us=int(updated[mine].min()),
                     updated_us=int(updated[mine].max()), units=set(units), directions=set(hibs),
-                    throttled=int(np.count_nonzero(throttled[mine])), overlapped=set(runs[overlap[mine]].tolist()))
+                    throttled=int(np.count_nonzero(throttled[mine])), overlapped=set(runs[overlap[mine]].tolist()),
+                    emulated=int(np.count_nonzero(emulated[mine])))
             self.keys[chunk[int(meta["idx"][j])]] = state
             self.held += b - a
 
@@ -309,7 +311,8 @@ class ScoreCache:
             s = state.builds.setdefault(bid, BuildState(build=version, arch=arch))
             s.units.update(units)
             s.directions.update(hibs)
-            self._merge(s, {c: rows[c][mine] for c in ("ids", "overlap", "vals", "updated_us", "throttled")})
+            self._merge(s, {c: rows[c][mine] for c in ("ids", "overlap", "vals", "updated_us", "throttled",
+                                                       "emulated")})
 
     def _merge(self, s: BuildState, rows: dict[str, Any]) -> None:
         """Count the runs of `rows` that `s` has not counted; reconcile the OVERLAP flag of the others."""
@@ -327,7 +330,7 @@ class ScoreCache:
             fresh = ~known
             if not fresh.any():
                 return
-            rows = {name: rows[name][fresh] for name in ("vals", "updated_us", "throttled", "overlap")}
+            rows = {name: rows[name][fresh] for name in ("vals", "updated_us", "throttled", "overlap", "emulated")}
             nums, overlap = nums[fresh], rows["overlap"]
         # merged in one pass (a sort of old + new cost O(n log n) a key): vals come ascending (the query
         # orders them) and each goes after the values equal to it, as a stable sort would place it
@@ -339,6 +342,7 @@ class ScoreCache:
         s.updated_us = max(s.updated_us, int(rows["updated_us"].max()))
         s.first_us = min(s.first_us, int(rows["updated_us"].min()))
         s.throttled += int(np.count_nonzero(rows["throttled"]))
+        s.emulated += int(np.count_nonzero(rows["emulated"]))
         if overlap.any():
             s.overlapped.update(nums[overlap].tolist())
 

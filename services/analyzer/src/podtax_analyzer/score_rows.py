@@ -15,7 +15,7 @@ import duckdb
 import numpy as np
 
 from podtax_analyzer.celldata import VERSION_SQL
-from podtax_analyzer.scores import COUNTED
+from podtax_analyzer.scores import COUNTED, EMULATED
 
 Key = tuple[str, str, str, str, str, str]  # cluster, node, env, test, params_key, metric
 KEY_COLUMNS = ("cluster", "node", "env", "test", "params_key", "metric")
@@ -46,7 +46,8 @@ def _flat_sql(key_hash: str) -> str:
     return (f"SELECT {key_hash} AS k, m.value AS vals, hash(r.run_id) AS ids, {BUILD_HASH} AS bid, "
             "epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us, "
             "coalesce(r.nr_throttled > 0, false) AS throttled, "
-            f"coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false) AS overlap {_FROM}")
+            f"coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false) AS overlap, "
+            f"{EMULATED} AS emulated {_FROM}")
 
 
 _META, _FLAT = _meta_sql(_KEY_HASH), _flat_sql(_KEY_HASH)
@@ -90,10 +91,11 @@ _KEY_DISTINCT = f"""SELECT s.idx, g.unit, g.hib, g.version, g.arch, g.bid FROM s
 _FLAT_COLUMNS = (f"hash(r.run_id) AS id, {BUILD_HASH} AS bid, "
                  "epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us, "
                  "coalesce(r.nr_throttled > 0, false) AS throttled, "
-                 "coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false) AS overlap")
+                 "coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false) AS overlap, "
+                 f"{EMULATED} AS emulated")
 # Unordered: sorted by key and value in numpy (_sorted_flat), which took less memory than DuckDB's ORDER BY.
 _KEY_FLAT = f"""
-SELECT k.idx, m.value AS val, r.id, r.bid, r.updated_us, r.throttled, r.overlap
+SELECT k.idx, m.value AS val, r.id, r.bid, r.updated_us, r.throttled, r.overlap, r.emulated
 FROM ({_KEY_RUNS.format(columns=_FLAT_COLUMNS, keys="idx BETWEEN $1 AND $2")}) r JOIN metrics m ON m.run_id = r.run_id
 JOIN score_keys k ON r.cluster = k.cluster AND r.node = k.node AND r.env = k.env AND r.test = k.test
      AND r.params_key = k.params_key AND m.name = k.metric
@@ -102,7 +104,7 @@ WHERE k.idx BETWEEN $1 AND $2
 
 # The flat rows' columns, as numpy arrays of these types.
 _COLUMNS = {"vals": float, "ids": np.uint64, "bid": np.uint64, "updated_us": np.int64, "throttled": bool,
-            "overlap": bool}
+            "overlap": bool, "emulated": bool}
 
 Builds = dict[int, tuple[str, str | None, set[str], set[bool]]]  # per build number: version, arch, units, directions
 

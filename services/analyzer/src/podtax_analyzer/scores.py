@@ -12,7 +12,10 @@ so): CONFOUNDED (more than one tool build among them, tool executables built for
 runs that name one (runs.tool_arch: a 32-bit armhf sysbench on some runs, the arm64 one on others), or the metric in
 more than one unit or direction: a parser that changed it), BIMODAL (stats.modes.check_unimodality, as in the
 comparison: from 6 runs, the gap rule alone below 10; not over two units, which CONFOUNDED says), OVERLAP (a run
-carries an OVERLAP flag), THROTTLED (a pod run was throttled by its CPU limit).
+carries an OVERLAP flag), THROTTLED (a pod run was throttled by its CPU limit), EMULATED (a run's tool executable was
+built for another architecture than its kernel runs natively: an x86_64 sysbench through qemu-user on an arm64 node,
+which measures the emulator; the run flag store_rows.emulated_flag, set when a result is stored: runs stored before
+it get it from `podtax reparse`).
 
 A run whose log did other work than its params (PARAM_MISMATCH, THREADS_MISMATCH: bs=64k under a
 bs=4k key) or stopped early (SHORT) is not counted at all (`COUNTED`): it measured another cell, and
@@ -57,6 +60,8 @@ ENVS = ("host", "kubernetes")
 COUNTED = ("r.status = 'ok' AND r.env IN ('host', 'kubernetes') AND coalesce(len(list_filter(r.flags, lambda f: "
            "starts_with(f, 'PARAM_MISMATCH') OR starts_with(f, 'THREADS_MISMATCH') OR starts_with(f, 'SHORT'))), "
            "0) = 0")
+# A run whose tool executable ran through an emulator (store_rows.emulated_flag): counted, and its score flagged.
+EMULATED = "coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'EMULATED'))) > 0, false)"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MIN_RUNS_CI = 6
 RANK_EXACT_BELOW = 2000  # runs: below, the rank is computed in exact integers; from here in floats
@@ -128,7 +133,8 @@ SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric, {versio
        epoch_us(min(coalesce(r.ended_at, r.stored_at))) AS first_us,
        epoch_us(max(coalesce(r.ended_at, r.stored_at))) AS last_us,
        count(*) FILTER (WHERE r.nr_throttled > 0) AS throttled,
-       count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0) AS overlap
+       count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0) AS overlap,
+       count(*) FILTER (WHERE {emulated}) AS emulated
 FROM runs r JOIN metrics m ON m.run_id = r.run_id
 WHERE {counted} {where}
   AND (NOT $narrow OR (r.cluster, r.node, r.env, r.test, r.params_key, m.name) IN (SELECT * FROM touched))
@@ -169,7 +175,8 @@ def node_scores(
     # Fetched as numpy (each key's values one float64 array, not a list of Python floats). This reads
     # every stored run of the selected keys; the service's publications use score_cache.py instead.
     res = con.execute(_QUERY.format(touched=_TOUCHED.format(counted=COUNTED), where=" ".join(where),
-                                    version=VERSION_SQL, counted=COUNTED, arch=arch_sql(con)),
+                                    version=VERSION_SQL, counted=COUNTED, arch=arch_sql(con),
+                                    emulated=EMULATED),
                       params).fetchnumpy()
     keyed: dict[tuple[str, ...], list[Part]] = {}  # in key order (the query's)
     for i in range(len(res["vals"])):
@@ -179,7 +186,8 @@ def node_scores(
             build=str(res["build"][i]), arch=None if arch is None or arch is np.ma.masked else str(arch),
             vals=res["vals"][i], first_us=int(res["first_us"][i]), last_us=int(res["last_us"][i]),
             units={str(u) for u in res["units"][i]}, directions={bool(h) for h in res["hibs"][i]},
-            throttled=int(res["throttled"][i]), overlap=int(res["overlap"][i])))
+            throttled=int(res["throttled"][i]), overlap=int(res["overlap"][i]),
+            emulated=int(res["emulated"][i])))
     scores = []
     for key, parts in keyed.items():
         # one key whose statistics raise has no score; every other key still gets its own
@@ -212,7 +220,8 @@ def parts_args(parts: Sequence[Part]) -> dict[str, Any]:
     return {"unit": min(units), "higher_is_better": True in directions, "vals": vals,
             "updated_us": max(p.last_us for p in counted), "builds": len({p.build for p in counted}),
             "units": len(units), "directions": len(directions), "throttled": sum(p.throttled for p in counted),
-            "overlap": sum(p.overlap for p in counted), "tool_archs": [p.arch for p in counted if p.arch],
+            "overlap": sum(p.overlap for p in counted), "emulated": sum(p.emulated for p in counted),
+            "tool_archs": [p.arch for p in counted if p.arch],
             "mean": mean_from_sum([x for t in totals for x in t], vals) if None not in totals else None,
             "left_out": left_out}
 
@@ -254,14 +263,14 @@ def score_from_sorted(*, cluster: str, node: str, env: str, test: str, params_ke
                       higher_is_better: bool, vals: np.ndarray, updated_us: int, builds: int, units: int,
                       throttled: int, overlap: int, mean: float | None = None,
                       directions: int = 1, tool_archs: Iterable[str] = (),
-                      left_out: LeftOutRuns | None = None) -> NodeScore | None:
+                      left_out: LeftOutRuns | None = None, emulated: int = 0) -> NodeScore | None:
     """One key's score from its runs' values (sorted ascending) and facts; shared by node_scores and the
     service's incremental cache (score_cache.py), so both give the same figures. `mean`: exact_mean(vals)
     when the caller has it (the cache, from its running sum: mean_from_sum), else computed here. None when
     the values are so extreme (near the float maximum, from a forged or misparsed result) that their median
     or mean is not a finite number: that key has no score, and every other key still gets its own.
     tool_archs: the architectures of its runs' tool executables (those that name one; any order). left_out: the
-    runs of older tool builds not counted (parts_args)."""
+    runs of older tool builds not counted (parts_args). emulated: how many runs ran through an emulator."""
     median = sorted_median(vals)
     mean = exact_mean(vals) if mean is None else mean
     if not (math.isfinite(median) and math.isfinite(mean)):
@@ -274,7 +283,7 @@ def score_from_sorted(*, cluster: str, node: str, env: str, test: str, params_ke
                      higher_is_better=higher_is_better, median=median, mean=mean,
                      n=len(vals), ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None,
                      updated_at=EPOCH + timedelta(microseconds=updated_us),
-                     flags=score_flags(vals, builds, throttled, overlap, units, directions, len(archs)),
+                     flags=score_flags(vals, builds, throttled, overlap, units, directions, len(archs), emulated),
                      tool_archs=archs, left_out=left_out)
 
 
@@ -325,10 +334,11 @@ def mean_from_sum(partials: list[float] | None, vals: np.ndarray) -> float:
 
 
 def score_flags(vals: Sequence[float], builds: int, throttled: int, overlap: int, units: int = 1,
-                directions: int = 1, archs: int = 0) -> list[str]:
+                directions: int = 1, archs: int = 0, emulated: int = 0) -> list[str]:
     """The flags of one node score (see the module doc), in a fixed order; vals sorted ascending; units: how
     many distinct units its runs gave the metric in; directions: how many higher-is-better they said; archs: how
-    many architectures their tool executables were built for (among the runs that name one)."""
+    many architectures their tool executables were built for (among the runs that name one); emulated: how many runs'
+    executables ran through an emulator."""
     flags = []
     if builds > 1 or units > 1 or directions > 1 or archs > 1:
         flags.append("CONFOUNDED")
@@ -340,4 +350,6 @@ def score_flags(vals: Sequence[float], builds: int, throttled: int, overlap: int
         flags.append("OVERLAP")
     if throttled:
         flags.append("THROTTLED")
+    if emulated:
+        flags.append("EMULATED")
     return flags

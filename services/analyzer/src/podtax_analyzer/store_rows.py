@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from podtax import events
+from podtax.archfamily import emulated
 from podtax.templates import params_key
 
 RUN_COLUMNS = ("run_id", "event_id", "campaign", "cluster", "node", "env", "test", "params", "params_key",
@@ -68,10 +69,23 @@ def _run_base(run: events.RunSpec) -> dict[str, Any]:
             "sequence": run.sequence}
 
 
+def emulated_flag(p: events.Provenance, flags: list[str]) -> list[str]:
+    """The run flag of a tool executable its kernel ran through an emulator (binfmt_misc and qemu-user: an x86_64
+    sysbench on an arm64 node, 5-20x slow), from the provenance block's tool_arch and machine (`uname -m`); [] when
+    native or unknown. A wrapper itself emulated (a whole amd64 image on an arm64 node) reads qemu's uname, the
+    guest's: that run is not told."""
+    if not emulated(p.tool_arch, p.machine) or any(f.startswith("EMULATED") for f in flags):
+        return []
+    return [f"EMULATED: the tool's executable is built for {p.tool_arch}, the kernel is {p.machine}: it ran through "
+            "an emulator (binfmt_misc, qemu-user), so it measured the emulator, not the node; install the node's "
+            "native build"]
+
+
 def result_row(e: events.ResultV1, now: datetime) -> dict[str, Any]:
     r, p = e.data, e.data.provenance
+    flags = list(r.flags) + emulated_flag(p, r.flags)
     return {**_run_base(r.run), "event_id": e.id, "status": "ok", "tool": r.tool, "tool_version": r.tool_version,
-            "tool_build": r.tool_build, "parser_version": r.parser_version, "flags": list(r.flags),
+            "tool_build": r.tool_build, "parser_version": r.parser_version, "flags": flags,
             "started_at": events.utc(r.started_at), "ended_at": events.utc(r.ended_at), "qos_class": p.qos_class,
             "cpu_limit": p.cpu_limit, "nr_throttled": _delta(p.nr_throttled_before, p.nr_throttled_after),
             "throttled_usec": _delta(p.throttled_usec_before, p.throttled_usec_after), "image": p.image,

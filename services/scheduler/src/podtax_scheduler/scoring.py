@@ -13,7 +13,8 @@ BenchmarkScore scores nodes from measured values and their uncertainty, inside o
    text. When parameters are named and no group matches, the pod is placed by resources alone and
    a Warning Event says so.
 2. Usable evidence: a node's score in the group that is fresh (its newest run ended within the
-   TTL) and not flagged by the analyzer (``ignore_flags``: CONFOUNDED, BIMODAL, OVERLAP, THROTTLED).
+   TTL) and not flagged by the analyzer (``ignore_flags``: CONFOUNDED, BIMODAL, OVERLAP, THROTTLED, EMULATED: a
+   tool executable the node's kernel ran through qemu-user measured the emulator).
    Stale and flagged evidence is ignored and the Event says which and why. Nodes of one machine architecture (their
    ``kubernetes.io/arch`` label) are compared only when their scores come from tool executables built for one
    architecture (the score's tool_archs; a score naming none, from an older wrapper or agent, is compared with any):
@@ -68,7 +69,7 @@ from podtax_scheduler.scorestore import Group, ScoreStore
 from podtax_scheduler.state import ClusterState
 
 Cycle = dict[str, Any]
-IGNORE_FLAGS = ("CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED")
+IGNORE_FLAGS = ("CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED", "EMULATED")
 NO_INTERVAL_NOISE = 0.05  # relative noise of one run assumed for a score without interval (the module doc, point 4)
 NAMES_SHOWN = 3
 

@@ -3,7 +3,8 @@
 Per benchmark group (test, metric it ranks by, parameters), one row per node with its runs, median (the mean under a
 profile ranking by the mean) and the median's 95% interval (titled so under such a profile), when its newest run
 ended, and whether the scheduler uses it: results older than the score TTL (PODTAX_SCHEDULER_SCORE_TTL_S) and
-results the analyzer flagged (the profile's ignore_flags: CONFOUNDED, BIMODAL, OVERLAP, THROTTLED by default) are
+results the analyzer flagged (the profile's ignore_flags: CONFOUNDED, BIMODAL, OVERLAP, THROTTLED, EMULATED by
+default; EMULATED: a run's tool executable, built for another architecture, ran through qemu-user on the node) are
 ignored by the scheduler, and the table says so, as it says how a score without interval counts and that one whose
 interval reaches 0 sets no reference (every score is ignored when the profile's BenchmarkScore weight is 0; a
 profile ranking by the mean is named). Scores of one group that would be used but come from tool executables built
@@ -81,7 +82,9 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float, args: BenchmarkAr
         archs = score.get("tool_archs") or []
         mixed = f" (its runs' tool executables were built for {' + '.join(archs)})" \
             if "CONFOUNDED" in flagged and len(archs) > 1 else ""
-        why.append(f"flagged {'/'.join(flagged)}{mixed}")
+        emulated = (f" (tool executables built for {' + '.join(archs) or 'another architecture'} ran through an "
+                    "emulator, qemu-user, on this node: install its native build)") if "EMULATED" in flagged else ""
+        why.append(f"flagged {'/'.join(flagged)}{mixed}{emulated}")
     if why:
         return "ignored: " + "; ".join(why)
     stat = args.statistic  # "median" or "mean", the scheduler's statistic
