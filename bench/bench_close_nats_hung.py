@@ -1,8 +1,9 @@
 """Benchmark closing a nats-py connection whose nats-server hangs (paused with SIGSTOP), as Bus.close does at a
-service's stop: natsclose.drain_within (a PING first, DRAIN_S to answer) beside its anchor, nats-py's own drain()
-(the close before natsclose: drain_timeout 5 s, then its flush's 10 s), and the window drain_within does not bound
-(the PING answered, the server paused before the drain). Prints each run and the medians; asserts nothing. Real
-nats-server, one connection a case with a subscription (drain_timeout 5 s, as Bus.connect).
+service's stop: natsclose.drain_within (a PING first, then the drain, DRAIN_S in all) beside its anchor, nats-py's
+own drain() (the close before natsclose: drain_timeout 5 s, then its flush's 10 s), and drain_within of a server
+that answers the PING and is paused before the drain (nats-py's whole drain before natsclose bounded it too). Prints
+each run and the medians; asserts nothing. Real nats-server, one connection a case with a subscription
+(drain_timeout 5 s, as Bus.connect).
 
     .venv/bin/python bench/bench_close_nats_hung.py --runs 3
 """

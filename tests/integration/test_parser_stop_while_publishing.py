@@ -17,6 +17,7 @@ from podtax import events, natsagain, natsserver, subjects
 from podtax.bus import Bus
 
 from tests.paused import kill_nats, pause, start_nats_again
+from tests.pongproxy import pong_then_hang
 from tests.servicestop import Ended, service, sigterm, stopped_cleanly
 
 LOGS = 6000  # a backlog the parser works through in batches, so one batch's publish is under way at the pause
@@ -112,6 +113,30 @@ def test_sigterm_ends_the_wait_for_acks_of_a_server_that_hangs(nats_server: nats
     _stopped_cleanly(stopped)
     assert "did not answer a PING within 3 s: closed without draining" in stopped.after, stopped.after
     nats_server.proc.send_signal(signal.SIGCONT)  # the hung server comes back, with what the parser sent it
+    acked, results = asyncio.run(acked_and_stored(nats_server.url))
+    assert acked < LOGS and results >= acked, (acked, results)
+
+
+def test_a_busy_parser_stops_when_nats_hangs_right_after_the_ping(nats_server: natsserver.NatsServer,
+                                                                   tmp_path: Path) -> None:
+    """The parser working through its backlog is stopped; its server answers the close's PING and hangs before the
+    drain is done (tests.pongproxy). Before: nats-py's whole drain (5 + 10 s), without a word; now closed once
+    natsclose.DRAIN_S is up, saying so. Nothing lost: the server resumed, every raw log acked has its result stored
+    (what was not acked is delivered again)."""
+    log = tmp_path / "parser.log"
+    asyncio.run(publish_logs(nats_server.url))
+    with pong_then_hang(nats_server.port, nats_server.proc.pid) as relay:
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}, "PODTAX_NATS_URL": relay.url,
+               "PODTAX_HEALTH_PORT": "0", "PODTAX_LOG_FORMAT": "text"}
+        with service("podtax_parser", env, log) as proc:
+            asyncio.run(asyncio.wait_for(results_published(nats_server.url, 300), 120))
+            relay.arm()
+            stopped = sigterm(proc, log, 90)
+        assert relay.paused.is_set(), stopped.log
+    assert stopped.returncode == 0 and "Traceback" not in stopped.log, stopped.log
+    assert "never retrieved" not in stopped.log, stopped.log
+    assert "answered a PING but did not finish draining within 3 s" in stopped.after, stopped.after
+    nats_server.proc.send_signal(signal.SIGCONT)
     acked, results = asyncio.run(acked_and_stored(nats_server.url))
     assert acked < LOGS and results >= acked, (acked, results)
 

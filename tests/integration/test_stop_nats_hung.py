@@ -15,6 +15,7 @@ from podtax import natsserver, subjects
 from podtax.bus import Bus
 
 from tests.paused import pause
+from tests.pongproxy import pong_then_hang
 from tests.servicestop import service, sigterm, until, until_made
 
 
@@ -39,3 +40,24 @@ def test_an_idle_service_stops_at_once_when_nats_hangs(nats_server: natsserver.N
         assert ended.returncode == 0 and "Traceback" not in ended.log, ended.log
         assert "did not answer a PING within 3 s: closed without draining" in ended.after, ended.after
         assert "podtax-parser stopped" in ended.after, ended.after
+
+
+def test_an_idle_service_stops_when_nats_hangs_right_after_the_ping(nats_server: natsserver.NatsServer,
+                                                                     tmp_path: Path) -> None:
+    """The server answers the close's PING and hangs before the drain is done (paused right after relaying that PONG:
+    tests.pongproxy). Before: nats-py's whole drain, 5 + 10 s, then exit 0 without a word. Now the drain is bounded
+    by what is left of natsclose.DRAIN_S, then closed, saying so, without 'Task exception was never retrieved'."""
+    log = tmp_path / "parser.log"
+    with pong_then_hang(nats_server.port, nats_server.proc.pid) as relay:
+        env = {**os.environ, "PODTAX_NATS_URL": relay.url, "PODTAX_HEALTH_PORT": "0"}
+        with service("podtax_parser", env, log) as proc:
+            text = until(log, proc, "podtax-parser started")
+            assert "podtax-parser started" in text and proc.poll() is None, text
+            asyncio.run(_consuming(nats_server.url))
+            relay.arm()
+            ended = sigterm(proc, log, 60)  # before: exit 0 after 15 s, without the line below
+        assert relay.paused.is_set(), ended.log
+    assert ended.returncode == 0 and "Traceback" not in ended.log, ended.log
+    assert "never retrieved" not in ended.log, ended.log
+    assert "answered a PING but did not finish draining within 3 s: closed without draining" in ended.after, ended.after
+    assert "podtax-parser stopped" in ended.after, ended.after

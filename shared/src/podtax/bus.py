@@ -50,7 +50,7 @@ from podtax.busstreams import NO_ROOM, Streams
 from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
 from podtax.natsagain import unless_stopped, watch_stop
-from podtax.natsclose import DRAIN_S, drain_within
+from podtax.natsclose import drain_within
 from podtax.natstls import NO_TLS, TlsOnlyClient, TlsRefused, unencrypted
 
 log = logging.getLogger("podtax.bus")
@@ -273,7 +273,7 @@ class Bus(Streams, Consumers):
         return duplicates
 
     async def close(self) -> None:
-        """Stop consuming, flush what is in flight (drain, once NATS answers a PING within natsclose.DRAIN_S), close."""
+        """Stop consuming, flush what is in flight (drain, bounded by natsclose.DRAIN_S in all), close."""
         for sub in self._subs:  # a pull subscription never finishes draining by itself (nats-py)
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
@@ -281,9 +281,10 @@ class Bus(Streams, Consumers):
         try:
             if self.nc.is_connected:
                 where = redact(self.nc.connected_url.geturl()) if self.nc.connected_url else "its URL"
-                if not await drain_within(self.nc):  # a server that hangs took 15 s (nats-py's drain, then close)
-                    log.warning("NATS at %s did not answer a PING within %g s: closed without draining; what was not "
-                                "acknowledged is delivered again", where, DRAIN_S)
+                why = await drain_within(self.nc)  # a server that hangs took 15 s (nats-py's drain, then close)
+                if why:
+                    log.warning("NATS at %s %s: closed without draining; what was not acknowledged is delivered again",
+                                where, why)
             elif not self.nc.is_closed:  # reconnecting to a server that died: stop here, not at the loop's end
                 await self.nc.close()
         except ConnectionError as exc:  # nats-py writes what it held while reconnecting (pulls, acks) to the lost

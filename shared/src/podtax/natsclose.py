@@ -1,41 +1,65 @@
-"""Close a nats-py connection without waiting 15 s for a server that hangs (paused, overloaded, or a network that
-drops packets without a reset), draining it as before when it is live.
+"""Close a nats-py connection within DRAIN_S seconds when its server hangs (paused, overloaded, or a network that drops
+packets without a reset), draining it as before when it is live.
 
 nats-py's drain() drains the subscriptions, bounded by the connection's drain_timeout (5 s in podtax), then flushes
 with its default 10 s timeout, which drain_timeout does not bound (nats-py 2.16 Client.drain: `await self.flush()`
 in its finally; nats.go issue 580 asks the same of Go's drain): a service told to stop while its server hung took
-15 s to exit. Cancelling the drain half-way leaves nats-py's gathered subscription drains with an exception never
-retrieved (a traceback in the log), so drain_within first asks the server for a PONG (flush) for up to DRAIN_S: a
-server that answers is drained as before; one that does not is closed at once. What it has not confirmed by then
-is what a server that hangs would not take anyway. Nothing is acked sooner for it: a service acks a message only
-once what it did with it is committed, so closing early can only lose acks still unsent (the message comes back,
-its outcomes de-duplicated), never send one.
+15 s to exit. drain_within bounds the whole close: a PING first (nc.flush) for up to DRAIN_S, so a server that hangs
+throughout is closed at once and named as such; then nats-py's drain in a task of its own, for what is left of
+DRAIN_S. A server that answered the PING and hung before the drain was done (bench/bench_close_nats_hung.py, 'hung
+after the PING') took nats-py's whole drain, 5 + 10 s, as well: now, on expiry, the connection is closed (so the
+drain's last flush returns at once) and the drain's waits for PONGs are ended with ConnectionClosedError, so the drain
+ends with that error, which is read: asyncio logs no 'exception was never retrieved' (cancelling the drain instead
+left its gathered subscription drains' CancelledError unread: a traceback in the log). nats-py's drain then closes
+the connection once more: 'NATS connection closed' is logged twice.
 
-Not bounded: a server that answers the PING and hangs before the drain is done (a window as long as a live drain,
-milliseconds) still takes nats-py's whole drain, 5 + 10 s, as before (bench/bench_close_nats_hung.py: 15.03 s, the
-same as nats-py's drain of a server hung throughout; drain_within of one hung before the PING 3.01 s)."""
+Nothing is acked sooner for it: a service acks a message only once what it did with it is committed, and closing
+sends nothing new, so closing early can only lose acks still unsent (the message comes back, its outcomes
+de-duplicated), never send one."""
 
 from __future__ import annotations
 
+import asyncio
+
 from nats.aio.client import Client
-from nats.errors import FlushTimeoutError
+from nats.errors import ConnectionClosedError, FlushTimeoutError
 
-DRAIN_S = 3.0  # a live server answers in milliseconds; one that has not by then hangs
+DRAIN_S = 3.0  # a live server answers and drains in milliseconds; one that has not by then hangs
 
 
-async def drain_within(nc: Client, seconds: float = DRAIN_S) -> bool:
-    """Drain `nc` (what it holds is sent and the server confirms it) once the server answers a PING within `seconds`;
-    else close it without waiting: False. A drain that fails closes `nc` too (as before: what was sent is sent)."""
+def _read(task: asyncio.Future[None]) -> None:
+    """Read the drain's error (ConnectionClosedError once closed under it), else asyncio logs it with a traceback."""
+    if not task.cancelled():
+        task.exception()
+
+
+async def drain_within(nc: Client, seconds: float = DRAIN_S) -> str | None:
+    """Drain `nc` (what it holds is sent and the server confirms it) within `seconds` in all: None. Else `nc` closed
+    without waiting more, and why: the server did not answer a PING, or answered it but did not finish the drain.
+    A drain that fails closes `nc` too (as before: what was sent is sent): None."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
     try:
         await nc.flush(seconds)
     except FlushTimeoutError:
         await nc.close()
-        return False
+        return f"did not answer a PING within {seconds:g} s"
     except Exception:  # noqa: BLE001 - the connection lost meanwhile: closing anyway
         await nc.close()
-        return True
-    try:
-        await nc.drain()
-    except Exception:  # noqa: BLE001 - closing anyway
-        await nc.close()
-    return True
+        return None
+    draining = asyncio.ensure_future(nc.drain())
+    draining.add_done_callback(_read)
+    await asyncio.wait({draining}, timeout=max(0.0, deadline - loop.time()))
+    if draining.done():
+        if draining.cancelled() or draining.exception() is not None:  # closing anyway
+            await nc.close()
+        return None
+    await nc.close()  # first, so the drain's own last flush (10 s) returns at once instead of waiting
+    for ping in getattr(nc, "_pongs", ()):  # nats-py's waits for the PONGs the hung server never sends (private; a
+        if not ping.done():  # closed connection leaves them waiting): ended, so the drain ends with an error it reads
+            ping.set_exception(ConnectionClosedError())
+    await asyncio.wait({draining}, timeout=1.0)
+    while not draining.done():  # waiting on something else: cancelled (its gathered subscription drains' CancelledError
+        draining.cancel()  # may then be logged as never retrieved; nothing is lost for it)
+        await asyncio.wait({draining}, timeout=0.1)
+    return f"answered a PING but did not finish draining within {seconds:g} s"
