@@ -8,13 +8,15 @@ API's `direction`: "fewer" errors, a "higher" lost_percent, never "faster" for a
 node with every run's values for both sides, "provenance", and "phases" when the campaign has per-object
 control-plane latencies (one row per object and phase, with its cell's node and params: a test's cells are never
 pooled).
-Numbers are stored as numbers; units are in the headers.
+Numbers are stored as numbers; units are in the headers. A sheet holds at most ROW_LIMIT rows: a node's runs or the
+phases beyond go on in "node x (2)", "node x (3)"..., each with the header row.
 """
 
 from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterable
 from datetime import UTC
 from typing import Any
 
@@ -55,18 +57,21 @@ BOLD = Font(bold=True)
 FORMULA_LIKE = re.compile(FORMULA_START)  # as the CSV export guards its text cells
 NO_VERDICT = ("BDBDBD", "F7F7F7")  # hatching and background of a matrix cell with no verdict
 CELL_LIMIT = 32_767  # characters of a cell (Excel's specifications and limits)
+ROW_LIMIT = 1_048_576  # rows of a sheet (the same)
 
 
-def sheet_title(name: str, taken: set[str]) -> str:
+def sheet_title(name: str, taken: set[str], part: str = "") -> str:
     """A valid, unique sheet title (at most 31 characters, none of []:*?/\\, no apostrophe first or last:
-    Excel repairs such a file), cut where a cell is (printable_cut: never inside an escape such as `\\u202e`)."""
+    Excel repairs such a file), cut where a cell is (printable_cut: never inside an escape such as `\\u202e`);
+    `part` (" (2)") ends it, however long the name."""
     def fit(width: int) -> str:
-        return re.sub(r"[\[\]:*?/\\]", "_", printable_cut(name, width)).strip("'") or "sheet"
+        return (re.sub(r"[\[\]:*?/\\]", "_", printable_cut(name, width)).strip("'") or "sheet") + part
 
-    title, k = fit(31), 2
+    width = 31 - len(part)
+    title, k = fit(width), 2
     while title.lower() in taken:
         suffix = f"~{k}"
-        title, k = fit(31 - len(suffix)) + suffix, k + 1
+        title, k = fit(width - len(suffix)) + suffix, k + 1
     taken.add(title.lower())
     return title
 
@@ -196,41 +201,58 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
                      caveat(c), c.host_upper_bound, c.pod_upper_bound, c.descriptive, c.cluster])
 
 
-def _node_sheet(ws: Worksheet, data: ReportData, node: str) -> None:
-    ws.freeze_panes = "A2"
-    for col, width in zip("ABCDEFGHI", (14, 28, 24, 10, 12, 8, 26, 20, 14), strict=True):
-        ws.column_dimensions[col].width = width
-    ws.append(_bold(ws, RUN_HEADERS))
+def _sheets(wb: Workbook, taken: set[str], name: str, headers: list[str], rows: Iterable[list[Any]],
+            widths: tuple[int, ...] = (), row_limit: int = ROW_LIMIT) -> None:
+    """`rows` under `headers` in sheet `name`, going on in "name (2)", "name (3)"... each time a sheet holds
+    `row_limit` rows: openpyxl wrote row 1,048,601 of a node of 1,048,600 runs without a word, past Excel's last
+    row, so Excel called the file damaged and its repair dropped the rows beyond."""
+    def start(part: str) -> Worksheet:
+        ws = wb.create_sheet(sheet_title(name, taken, part))
+        ws.freeze_panes = "A2"
+        for col, width in enumerate(widths, start=1):
+            ws.column_dimensions[get_column_letter(col)].width = width
+        ws.append(_bold(ws, headers))
+        return ws
+
+    ws, held, part = start(""), 1, 1
+    for row in rows:
+        if held >= row_limit:
+            part += 1
+            ws, held = start(f" ({part})"), 1
+        _append(ws, row)
+        held += 1
+
+
+def _node_rows(data: ReportData, node: str) -> Iterable[list[Any]]:
     for c in data.report.cells:
         if data.where(c) != node:
             continue
         pair = data.envs(c)
         for run in data.runs.get(c.id, []):
             # a datetime gets openpyxl's date-time number format by itself
-            _append(ws, [c.test, c.params, c.metric, c.unit, run.env, side_label(run.env, pair), run.run_id,
-                         _naive(run.started_at), run.value])
+            yield [c.test, c.params, c.metric, c.unit, run.env, side_label(run.env, pair), run.run_id,
+                   _naive(run.started_at), run.value]
 
 
-def write_workbook(data: ReportData) -> bytes:
-    """The workbook as .xlsx bytes."""
+def write_workbook(data: ReportData, row_limit: int = ROW_LIMIT) -> bytes:
+    """The workbook as .xlsx bytes; a sheet holds at most `row_limit` rows (_sheets)."""
     wb = Workbook(write_only=True)  # streamed: several times faster for campaigns with many runs
     taken: set[str] = set()
     _summary(wb.create_sheet(sheet_title("summary", taken)), data)
     for node in sorted({data.where(c) for c in data.report.cells}):
-        _node_sheet(wb.create_sheet(sheet_title(f"node {node}", taken)), data, node)
+        _sheets(wb, taken, f"node {node}", RUN_HEADERS, _node_rows(data, node), (14, 28, 24, 10, 12, 8, 26, 20, 14),
+                row_limit)
     prov = wb.create_sheet(sheet_title("provenance", taken))
     prov.append(_bold(prov, ["node", "environment", "runs", "tool builds", "kernel", "CPU", "OS", "arch",
                              "hw threads"]))
     for p in data.provenance:
         _append(prov, [p["node"], p["env"], p["runs"], "; ".join(p["tools"]), "; ".join(p["kernels"]),
                        "; ".join(p["cpus"]), p["os"], p["arch"], p["hw_threads"]])
-    if data.phases:
-        ph = wb.create_sheet(sheet_title("phases", taken))
-        ph.append(_bold(ph, PHASE_HEADERS))
-        for row in data.phases:  # per cell (node, test, params), as the phase table: never a test's cells pooled
-            _append(ph, [data.place(row["cluster"], row["node"]), row["test"], row["params"], row["env"],
-                         row["phase"], row["seconds"] * 1000.0, row["caveat"], row["lower_bound"],
-                         row["upper_bound"]])
+    if data.phases:  # per cell (node, test, params), as the phase table: never a test's cells pooled
+        _sheets(wb, taken, "phases", PHASE_HEADERS,
+                ([data.place(row["cluster"], row["node"]), row["test"], row["params"], row["env"], row["phase"],
+                  row["seconds"] * 1000.0, row["caveat"], row["lower_bound"], row["upper_bound"]]
+                 for row in data.phases), row_limit=row_limit)
     buf = io.BytesIO()
     wb.save(buf)
     return buf.getvalue()
