@@ -13,11 +13,19 @@ that node. (An audit: pods were scheduled before their claims were bound, so a p
 Pods are handled one at a time from a WorkQueue, as kube-scheduler's loop takes the next pod whatever became of the
 last. A pod is bound through the API server's binding (Server.bind, where fault failCreates 'bindings/...' refuses
 it), as kube-scheduler's DefaultBinder binds; a refused binding is its handleSchedulingFailure: a FailedScheduling
-event, PodScheduled False/SchedulerError, and the pod tried again after a backoff (1 s doubled per binding failure in a
-row, at most 10 s: podInitialBackoffDuration, podMaxBackoffDuration; kube-scheduler doubles per scheduling attempt,
-Unschedulable ones included), not on its own update meanwhile; a pod deleted meanwhile has its retry cancelled (one
-created again under its name starts afresh). A binding stored all the same (a fault's `stored` answer) gets the event
-but no PodScheduled False, which kube-scheduler writes on the bound pod too (its kubelet then says True)."""
+event, PodScheduled False/SchedulerError, and the pod tried again after a backoff, not on its own update meanwhile; a
+pod deleted meanwhile has its retry cancelled (one created again under its name starts afresh). A binding stored all
+the same (a fault's `stored` answer) gets the event but no PodScheduled False, which kube-scheduler writes on the bound
+pod too (its kubelet then says True).
+
+The backoff is kube-scheduler 1.30's (kubesim says it is v1.30.0): 1 s doubled per failed scheduling attempt of the
+pod, at most 10 s (podInitialBackoffDuration, podMaxBackoffDuration; calculateBackoffDuration of pInfo.Attempts),
+Unschedulable attempts counted with binding failures, from the attempt's end (AddUnschedulableIfNotPresent refreshes
+pInfo.Timestamp); an unschedulable pod moved by a node or claim change while it backs off waits out the rest (the
+backoff queue), so a pod created beside its Immediate claim is bound a second after its first attempt, not as the
+claim binds. A retry that finds the pod unschedulable for the same reason (the retry tick, kubesim's stand-in for the
+cluster events kube-scheduler waits for) writes nothing and is no attempt. (From 1.34, kubernetes#128748, errors such
+as a refused binding count apart: consecutive errors, reset by an Unschedulable attempt.)"""
 
 from __future__ import annotations
 
@@ -93,9 +101,10 @@ class DefaultScheduler:
         self.queue: WorkQueue[Key] = WorkQueue(self._handle)
         self.unschedulable: dict[Key, str] = {}
         self.waiting: set[Key] = set()  # pods whose WaitForFirstConsumer claims are being provisioned
-        self.failures: dict[Key, int] = {}  # pods whose binding failed -> failures in a row
-        self.delays: dict[Key, list[float]] = {}  # of those, each backoff (seconds) taken, in order
-        self.backing_off: dict[Key, asyncio.TimerHandle] = {}  # of those, the ones waiting out a backoff -> its retry
+        self.attempts: dict[Key, int] = {}  # pods not bound yet -> their failed scheduling attempts (pInfo.Attempts)
+        self.failed_at: dict[Key, float] = {}  # of those, when the last one failed (loop time): the backoff's start
+        self.delays: dict[Key, list[float]] = {}  # pods whose binding failed -> each backoff (seconds) taken, in order
+        self.backing_off: dict[Key, asyncio.TimerHandle] = {}  # pods waiting out a backoff -> its retry
         self.retry_seconds = retry_seconds
         self.store.listen(R.PODS, self._on_pod)
         self.store.listen(R.NODES, self._on_node)
@@ -120,9 +129,10 @@ class DefaultScheduler:
             self._forget(key)
 
     def _forget(self, key: Key) -> None:
-        """The pod bound or gone: its failures forgotten, a retry due cancelled (a pod created again under its name
+        """The pod bound or gone: its attempts forgotten, a retry due cancelled (a pod created again under its name
         would be tried early)."""
-        self.failures.pop(key, None)
+        self.attempts.pop(key, None)
+        self.failed_at.pop(key, None)
         self.delays.pop(key, None)
         timer = self.backing_off.pop(key, None)
         if timer is not None:
@@ -136,17 +146,44 @@ class DefaultScheduler:
     def _on_claim(self, ev: Event) -> None:
         if ev.type != "DELETED" and ev.obj["spec"].get("volumeName") and not (ev.old or {}).get("spec", {}).get(
                 "volumeName"):  # bound now: pods waiting on a claim may go
-            for key in list(self.waiting) + list(self.unschedulable):
+            placed = set(self.waiting)  # their binding waits on the claims (VolumeBinding's PreBind): no backoff
+            for key in placed:
                 self.queue.add(key)
+            self._all_again(placed)
 
     def _on_node(self, ev: Event) -> None:
-        for key in list(self.unschedulable):
-            self.queue.add(key)
+        self._all_again()
 
     def _retry(self) -> None:
-        for key in list(self.unschedulable):
-            self.queue.add(key)
+        self._all_again()
         asyncio.get_running_loop().call_later(self.retry_seconds, self._retry)
+
+    def _all_again(self, queued: set[Key] | frozenset[Key] = frozenset()) -> None:
+        for key in list(self.unschedulable):
+            if key not in queued:
+                self._again(key)
+
+    def backoff(self, key: Key) -> float:
+        """The pod's backoff (seconds) after its failed attempts: calculateBackoffDuration."""
+        tries = self.attempts.get(key, 0)
+        return self.retry_seconds * min(2 ** (tries - 1), MAX_BACKOFF) if tries else 0.0
+
+    def _again(self, key: Key) -> None:
+        """An unschedulable pod tried again, once its backoff from its last failed attempt is over (kube-scheduler
+        moves one still backing off to its backoff queue)."""
+        if key in self.backing_off:
+            return
+        loop = asyncio.get_running_loop()
+        if (at := self.failed_at.get(key)) is not None and (left := at + self.backoff(key) - loop.time()) > 0:
+            self.backing_off[key] = loop.call_later(left, self._backed_off, key)
+        else:
+            self.queue.add(key)
+
+    def _failed(self, key: Key) -> float:
+        """A scheduling attempt of the pod failed now: counted; its backoff (seconds) from now."""
+        self.attempts[key] = self.attempts.get(key, 0) + 1
+        self.failed_at[key] = asyncio.get_running_loop().time()
+        return self.backoff(key)
 
     def _handle(self, key: Key) -> None:
         pod = self.store.get(R.PODS, *key)
@@ -168,8 +205,7 @@ class DefaultScheduler:
         if now is None or now["spec"].get("nodeName"):
             self._forget(key)
             return
-        tries = self.failures[key] = self.failures.get(key, 0) + 1
-        delay = self.retry_seconds * min(2 ** (tries - 1), MAX_BACKOFF)
+        delay = self._failed(key)
         self.delays.setdefault(key, []).append(delay)
         # before the update, whose event must not queue it at once
         self.backing_off[key] = asyncio.get_running_loop().call_later(delay, self._backed_off, key)
@@ -238,9 +274,10 @@ class DefaultScheduler:
             reasons[reason] = reasons.get(reason, 0) + 1
         message = f"0/{total} nodes are available: " + ", ".join(
             f"{n} {r}" for r, n in sorted(reasons.items())) + "."
-        if self.unschedulable.get(key) == message:
+        if self.unschedulable.get(key) == message:  # no new answer: written before, and no attempt counted
             return
         self.unschedulable[key] = message
+        self._failed(key)
         new = deepcopy(pod)
         set_condition(new["status"], "PodScheduled", "False", "Unschedulable", message)
         self.store.update(R.PODS, new)
