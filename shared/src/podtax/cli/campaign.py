@@ -18,6 +18,7 @@ from podtax import campaign as campaign_file
 from podtax import events, k8s_syntax, netbench, subjects, telemetry, templates
 from podtax.bus import Bus, BusError
 from podtax.cli import deadline as cli_deadline
+from podtax.cli import interrupted
 from podtax.cli.common import a_path, campaign_name, console, err, fail, from_up, refused, say, warn
 from podtax.cli.earlier import check_analyzer, last_submission, publish_once, refusal_of, unplanned
 from podtax.cli.failed_runs import why_failed
@@ -294,9 +295,9 @@ def status(
                 before, state = state, cli_deadline.run(_status_once(name, look_due(still)),
                                                         f"reading the state of campaign {name}") or state
                 still = polls_still(before, state, still)
-    except KeyboardInterrupt:  # typer exits 130 without a word: Ctrl-C stops the following, not the campaign
-        say(f"stopped following campaign {name}; the campaign goes on: `podtax campaign status {name} --follow` "
-            f"follows it again, `podtax campaign cancel {name}` stops it", "interrupted")
+    except KeyboardInterrupt:  # Ctrl-C stops the following, not the campaign: the runner says so
+        interrupted.note(f"stopped following campaign {name}; the campaign goes on: `podtax campaign status {name} "
+                         f"--follow` follows it again, `podtax campaign cancel {name}` stops it")
         raise
     for warning in state.get("warnings", []):  # cells that became one once `all` was resolved (planned once)
         err.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)

@@ -42,8 +42,8 @@ from podtax import events, sidenodes, sideparams, subjects
 from podtax.bus import Bus, BusError
 from podtax.busstreams import DUPLICATE_WINDOW_S
 from podtax.campaign import NAME_PATTERN
-from podtax.cli import deadline
-from podtax.cli.common import a_path, console, err, fail, refused, say, warn
+from podtax.cli import deadline, interrupted
+from podtax.cli.common import a_path, console, err, fail, refused, warn
 from podtax.cli.deadline import within
 from podtax.cli.importcheck import MAX_SHOWN, Findings, parse_log, warn_each, warn_findings
 from podtax.cli.importoverlap import capture_warnings, overlap_warnings, same_captures
@@ -232,13 +232,13 @@ async def _publish(rows: list[Row], campaign: str, found: Findings, into_existin
     except BusError as exc:
         raise fail(f"{exc}; stopped part-way: {published} of {len(rows)} published. Run the import again once "
                    "NATS answers (rows already imported are not duplicated)", 1) from None
-    except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels this, then typer exits 130 without a word
+    except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels this; the runner says the note (`interrupted: ...`)
         if not sent:
-            say("stopped before publishing: nothing was imported (no row was sent)", "interrupted")
+            interrupted.note("stopped before publishing: nothing was imported (no row was sent)")
             raise
-        say(f"stopped part-way: {published:,} of {len(rows):,} rows published and acknowledged (the next chunk's "
-            "may be stored too). Run the same import again to publish the rest (rows already imported are not "
-            "duplicated)", "interrupted")
+        interrupted.note(f"stopped part-way: {published:,} of {len(rows):,} rows published and acknowledged (the "
+                         "next chunk's may be stored too). Run the same import again to publish the rest (rows "
+                         "already imported are not duplicated)")
         raise
     finally:
         await _close(bus)

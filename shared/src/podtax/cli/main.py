@@ -13,6 +13,7 @@ import errno
 import os
 import sys
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 import typer
 
@@ -23,6 +24,7 @@ from podtax.cli import (
     delegate,
     export,
     importer,
+    interrupted,
     kubesim,
     natsauth_cmd,
     parse,
@@ -31,7 +33,7 @@ from podtax.cli import (
     scores,
     up,
 )
-from podtax.cli.common import check_data_dir
+from podtax.cli.common import check_data_dir, say
 from podtax.config import ConfigError
 
 USAGE = 2
@@ -111,8 +113,21 @@ def run_app(typer_app: typer.Typer, argv: list[str], prog_name: str) -> int:
     """Run a typer app with `argv`; usage mistakes become one line and status 2 (see the docstring).
     Service packages run their own commands (`podtax simulate`, `podtax volumes`) through this too."""
     quietstart.done()  # as run() does: `podtax-runner volumes` and `podtax-scheduler simulate` come here directly
+    command = typer.main.get_command(typer_app)  # as typer_app(...) does, with a Ctrl-C kept from typer's silent 130
+    invoke = command.invoke
+
+    def invoke_saying_ctrl_c(ctx: Any) -> Any:
+        try:
+            return invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise interrupted.Interrupted from exc
+
+    command.invoke = invoke_saying_ctrl_c  # type: ignore[method-assign]
     try:
-        result = typer_app(args=argv, standalone_mode=False, prog_name=prog_name)
+        result = command(args=argv, standalone_mode=False, prog_name=prog_name)
+    except interrupted.Interrupted:
+        say(interrupted.what(_path_in(typer_app, argv, prog_name)), "interrupted")
+        return 130
     except KeyboardInterrupt:
         print(f"{prog_name}: interrupted", file=sys.stderr)
         return 130
