@@ -1,7 +1,8 @@
 """Ctrl-C once a command runs says one line, `interrupted: <what was done / what to do>`, and exits 130 (hN, session
 55): typer turns a KeyboardInterrupt into exit 130 without a word, so only `podtax import` and `campaign status
 --follow`, which caught it themselves, said anything; `podtax report`, `compare`, `scores`, `results`, `campaign
-status` ended silently. Now the app runner (main.run_app) says it for every command.
+status` and `simulate` (the scheduler package's command, in a child the SIGINT is forwarded to) ended silently. Now
+the app runner (main.run_app) says it for every command.
 
 The real `podtax` console script in its own process, its analyzer (PODTAX_API_URL) or NATS (PODTAX_NATS_URL) a
 listener that accepts and never answers (a server that hangs): the SIGINT is sent once the command has connected
@@ -24,18 +25,22 @@ COMMANDS = {  # the command, and whether it sends its request first (HTTP) or wa
     "scores": (["scores"], True),
     "results": (["results"], True),
     "campaign status": (["campaign", "status", "c1"], False),
+    "simulate": (["simulate", "--campaign", "c1", "--workload", "w.yaml"], True),  # the scheduler's, in a child
 }
+WORKLOAD = 'duration_s: 60\nclasses:\n  - {test: sysbench-cpu, params: "threads=1", rate_per_s: 1, runtime_s: 10}\n'
+
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_ctrl_c_once_running_says_one_line_and_exits_130(name: str, tmp_path: Path) -> None:
     argv, sends_first = COMMANDS[name]
+    (tmp_path / "w.yaml").write_text(WORKLOAD)
     with socket.create_server(("127.0.0.1", 0)) as listener:
         url = f"127.0.0.1:{listener.getsockname()[1]}"
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}, "PODTAX_DATA_DIR": str(tmp_path),
                "PODTAX_API_URL": f"http://{url}", "PODTAX_NATS_URL": f"nats://{url}"}
         proc = subprocess.Popen([str(Path(sys.executable).parent / "podtax"), *argv], env=env, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
         try:
             listener.settimeout(60)
             conn, _ = listener.accept()  # the command runs: it connects to its server
