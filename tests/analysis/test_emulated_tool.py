@@ -35,9 +35,13 @@ I386 = bytes.fromhex("7f454c46010101000000000000000000020003000100000000000000")
     ("sysbench", "aarch64", True),  # this machine's x86-64 sysbench on an arm64 Pi: qemu-x86_64
     ("sysbench", "armv7l", True), (ARM64, "x86_64", True), (ARM64, "armv7l", True), (ARMHF, "x86_64", True),
     (ARM64, None, False), (b"#!/bin/sh\n", "aarch64", False),  # unknown: never told emulated
-    ("sysbench", "armv8l", False)],  # a 32-bit userland, maybe on a 64-bit kernel: says nothing
+    # a 32-bit process's personality, maybe on a 64-bit kernel, and a 32-bit kubelet's label (the scheduler's
+    # kubernetes.io/arch): the family's 64-bit build may be native; another family's never is
+    (ARM64, "armv8l", False), ("sysbench", "i686", False), (ARM64, "arm", False), ("sysbench", "arm", True),
+    ("sysbench", "arm64", True), (ARM64, "amd64", True), (ARMHF, "riscv64", True)],
     ids=["arm64", "armhf-on-arm64", "armhf", "i386-on-x86_64", "x86_64", "x86_64-on-arm64", "x86_64-on-armv7l",
-         "arm64-on-x86_64", "arm64-on-armv7l", "armhf-on-x86_64", "no-machine", "script", "armv8l"])
+         "arm64-on-x86_64", "arm64-on-armv7l", "armhf-on-x86_64", "no-machine", "script", "armv8l", "i686",
+         "label-arm", "x86_64-label-arm", "label-arm64", "label-amd64", "riscv64"])
 def test_an_executable_of_another_architecture_than_its_kernel_runs_emulated(
         tmp_path: Path, head: bytes | str, machine: str | None, want: bool) -> None:
     if isinstance(head, str):

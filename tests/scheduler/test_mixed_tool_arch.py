@@ -140,7 +140,7 @@ def test_a_group_of_one_tool_architecture_is_chosen_over_a_mixed_one() -> None:
         for params, n, archs in (("threads=1", 40, [arch]), ("threads=2", 20, ["aarch64"])):
             store.put_score(score(node, speed, n, params_key=params, ci=(speed * 0.99, speed * 1.01)).model_copy(
                 update={"tool_archs": archs}))
-    state = cluster({"a": {}, "b": {}}, [])
+    state = cluster({n: {"kubernetes.io/arch": "arm64"} for n in "ab"}, [])  # Pis (an amd64 label: EMULATED)
     p = PodInfo.from_dict(with_uid(pod("p")))
     idx = state.feasible(p)
     cycle: dict[str, Any] = {}
@@ -232,3 +232,32 @@ def test_a_node_of_another_tool_build_is_not_named_better_measured() -> None:
     BenchmarkScore(store, 3600.0).score(p, state, state.feasible(p), cycle)
     assert list(cycle["benchmark"]["passed_over"]) == ["d"], cycle
     assert "warning" not in cycle["benchmark"], cycle
+
+
+@pytest.mark.parametrize(("label", "emulated"), [("arm64", True), ("arm", True), ("amd64", False), (None, False)],
+                         ids=["arm64", "arm-kubelet", "amd64", "unlabelled"])
+def test_a_score_of_a_tool_its_nodes_label_runs_only_emulated_is_not_used(label: str | None, emulated: bool) -> None:
+    """a's score comes from an x86_64 sysbench (an amd64 image; under qemu-user its runs' uname said x86_64 too, so
+    the analyzer could not flag them), 3x b's native arm64 one. On an arm64 (or 32-bit arm kubelet's) node that build
+    ran emulated: a's evidence is not used and the Event says EMULATED; on an amd64 node, or an unlabelled one, it is
+    native or may be: ranked. The same plugin reads a's label again when it changes (its columns cached)."""
+    store = ScoreStore("local", "kubernetes")
+    for n, speed, arch in (("a", 300.0, "x86_64"), ("b", 100.0, "aarch64")):
+        store.put_score(score(n, speed, 20, ci=(speed * 0.99, speed * 1.01)).model_copy(update={"tool_archs": [arch]}))
+    state = cluster({}, [])
+    state.upsert_node(node_obj("b", arch="arm64"))
+    plugin, p = BenchmarkScore(store, 3600.0), PodInfo.from_dict(with_uid(pod("p")))
+    for a_label in ("amd64", label):  # first native, then relabelled
+        obj = node_obj("a", arch=a_label or "amd64")
+        if a_label is None:
+            del obj["metadata"]["labels"]["kubernetes.io/arch"]
+        state.upsert_node(obj)
+        idx = state.feasible(p)
+        cycle: dict[str, Any] = {}
+        out = {str(state.names[i]): float(v) for i, v in zip(idx, plugin.score(p, state, idx, cycle), strict=True)}
+        said = describe(cycle["benchmark"])
+        if a_label == label and emulated:
+            assert "evidence not used, flagged by the analyzer: a (EMULATED)" in said, said
+            assert cycle["benchmark"]["covered"] == 1 and out["a"] < out["b"], (cycle, out)
+        else:
+            assert "EMULATED" not in said and out == {"a": 100.0, "b": 0.0}, (said, out)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from podtax.archfamily import family
+from podtax.archfamily import emulated, family
 
 from podtax_scheduler.state import ClusterState
 
@@ -96,6 +96,16 @@ def same_build(archs: ToolArchs, candidates: np.ndarray, slots: np.ndarray) -> l
         return []
     return [i for i in slots.tolist() if (arch := archs.by_slot.get(i)) is None
             or all(seen.get((kind, family(arch)), {arch}) == {arch} for kind in archs.kinds[i])]
+
+
+def emulated_here(tool_archs: tuple[str, ...], state: ClusterState, node: str) -> bool:
+    """Whether every tool architecture a score names runs only emulated on its node's kubernetes.io/arch (an amd64
+    image's x86_64 sysbench on an arm64 node: qemu-user answers uname with x86_64, so the runs' blocks agree and the
+    analyzer cannot tell). An unlabelled node, a score naming none, or a 32-bit label (arm, 386: maybe a 32-bit
+    kubelet on a 64-bit kernel) says nothing (podtax.archfamily.emulated)."""
+    info = state.nodes.get(node)
+    label = info.arch if info is not None else None
+    return bool(tool_archs) and label is not None and all(emulated(a, label) for a in tool_archs)
 
 
 def mixed_said(state: ClusterState, mixed: dict[tuple[str, str], list[int]]) -> str:

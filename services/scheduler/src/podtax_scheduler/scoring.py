@@ -14,7 +14,9 @@ BenchmarkScore scores nodes from measured values and their uncertainty, inside o
    a Warning Event says so.
 2. Usable evidence: a node's score in the group that is fresh (its newest run ended within the
    TTL) and not flagged by the analyzer (``ignore_flags``: CONFOUNDED, BIMODAL, OVERLAP, THROTTLED, EMULATED: a
-   tool executable the node's kernel ran through qemu-user measured the emulator).
+   tool executable the node's kernel ran through qemu-user measured the emulator; a score is also taken as EMULATED
+   when every tool architecture it names runs only emulated on its node's 64-bit kubernetes.io/arch label, as an
+   amd64 image's x86_64 tool on an arm64 node, whose runs the analyzer cannot tell: mixed_arch.emulated_here).
    Stale and flagged evidence is ignored and the Event says which and why. Nodes of one machine architecture (their
    ``kubernetes.io/arch`` label) are compared only when their scores come from tool executables built for one
    architecture (the score's tool_archs; a score naming none, from an older wrapper or agent, is compared with any):
@@ -61,7 +63,15 @@ from podtax import templates
 from podtax.parsers.base import same_value
 
 from podtax_scheduler import prefilter
-from podtax_scheduler.mixed_arch import MIXED_ARCH, ToolArchs, may_mix, mixed_archs, mixed_said, same_build
+from podtax_scheduler.mixed_arch import (
+    MIXED_ARCH,
+    ToolArchs,
+    emulated_here,
+    may_mix,
+    mixed_archs,
+    mixed_said,
+    same_build,
+)
 from podtax_scheduler.model import PARAMS_ANNOTATION, PodInfo
 from podtax_scheduler.prefilter import PreFilter
 from podtax_scheduler.quantity import CPU, MEMORY
@@ -95,6 +105,7 @@ class _Columns:
     blocked: np.ndarray  # bool: flagged evidence
     flags: dict[int, tuple[str, ...]]  # slot -> the flags that block it
     archs: ToolArchs  # the tool architectures the scores name, by slot (mixed_arch.py)
+    static_gen: int  # the nodes' labels read (EMULATED by a node's kubernetes.io/arch)
 
 
 def wanted_metric(test: str, params_key: str) -> str | None:
@@ -190,7 +201,8 @@ class BenchmarkScore:
 
     def _columns(self, group: Group, version: int, state: ClusterState) -> _Columns:
         cached = self._cache.get(group)
-        if cached is not None and cached.layout_gen == state.layout_gen and cached.version == version:
+        if (cached is not None and cached.layout_gen == state.layout_gen and cached.version == version
+                and cached.static_gen == state.static_gen):
             return cached
         version, scores = self.store.snapshot(group)
         size = state.size
@@ -220,11 +232,14 @@ class BenchmarkScore:
                 continue
             n[i], ts[i] = s.n, s.updated_ts
             bad = tuple(f for f in s.flags if f in self.ignore_flags)
+            if "EMULATED" in self.ignore_flags and "EMULATED" not in bad and emulated_here(s.tool_archs, state, node):
+                bad += ("EMULATED",)
             if bad:
                 blocked[i], flags[i] = True, bad
             if s.tool_archs:
                 archs[i] = "+".join(s.tool_archs)
-        cols = _Columns(state.layout_gen, version, speed, low, n, ts, blocked, flags, ToolArchs(archs))
+        cols = _Columns(state.layout_gen, version, speed, low, n, ts, blocked, flags, ToolArchs(archs),
+                        state.static_gen)
         self._cache[group] = cols
         return cols
 
