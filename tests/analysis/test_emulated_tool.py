@@ -1,9 +1,10 @@
 """A tool executable built for another architecture than its kernel runs natively (an x86_64 sysbench on an arm64 Pi,
 through binfmt_misc and qemu-user) measures the emulator, 5-20x slow, not the node. Its provenance block names both
 (`machine`: the kernel's `uname -m`; `tool_arch`: the executable's ELF header): the analyzer flags such a run
-EMULATED, its node score EMULATED (the scheduler's default ignore_flags keep it out of the ranking) and `podtax scores`
-says why. An armhf build on an arm64 kernel, or an i386 one on x86_64, is native. The ARM headers are Debian 12's
-sysbench executables' first bytes (tests/unit/test_tool_arch.py); the x86-64 one is this machine's sysbench."""
+EMULATED, its node score EMULATED (the scheduler's default ignore_flags keep it out of the ranking), `podtax scores`
+says why and the campaign report's cell is CONFOUNDED (no ratio) saying which runs. An armhf build on an arm64
+kernel, or an i386 one on x86_64, is native. The ARM headers are Debian 12's sysbench executables' first bytes
+(tests/unit/test_tool_arch.py); the x86-64 one is this machine's sysbench."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from podtax_analyzer.reparse import reparse
 from podtax_analyzer.score_cache import ScoreCache
 from podtax_analyzer.scores import node_scores
 from podtax_analyzer.store import Store
-from test_tool_arch_confounded import CAPTURE, _eps, _log
+from test_tool_arch_confounded import CAPTURE, _cell, _eps, _log
 
 ARMHF = bytes.fromhex("7f454c4601010100000000000000000003002800010000009d65000034000000788b020000040005340020000a00"
                       "28001d001c00")
@@ -81,6 +82,25 @@ def test_a_nodes_score_from_an_emulated_tool_is_flagged(tmp_path: Path) -> None:
     assert {n: (s.n, s.tool_archs, s.flags) for n, s in scores.items()} == {
         "pi": (6, ["x86_64"], ["EMULATED"]), "pj": (6, ["aarch64"], []), "pk": (6, ["arm"], [])}
     assert published == scores == restored
+
+
+EMU = {"machine": "aarch64", "tool_arch": "x86_64"}  # an amd64 build through qemu-user on the arm64 node
+
+
+@pytest.mark.parametrize(("host", "pod", "words"), [
+    (EMU, EMU, ["8 host runs ran a tool executable through an emulator", "8 pod runs ran"]),
+    ({"machine": "aarch64", "tool_arch": "aarch64"}, EMU,
+     ["host runs' executables were built for aarch64 and pod runs' for x86_64", "8 pod runs ran a tool executable "
+      "through an emulator (\"EMULATED: the tool's executable is built for x86_64, the kernel is aarch64"])],
+    ids=["both-sides", "pod-side"])
+def test_a_cell_of_emulated_runs_gives_no_ratio(tmp_path: Path, host: dict[str, str], pod: dict[str, str],
+                                               words: list[str]) -> None:
+    """The campaign report: a cell whose runs measured an emulator, on both sides alike too, is CONFOUNDED (no ratio),
+    and says which runs and why."""
+    flags, why, _, _ = _cell(tmp_path, host, pod)
+    assert "CONFOUNDED" in flags, flags
+    for said in words:
+        assert said in why, why
 
 
 def test_podtax_scores_says_an_emulated_score_is_ignored() -> None:

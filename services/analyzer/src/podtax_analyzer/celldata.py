@@ -67,7 +67,7 @@ class Side:
     a SHORT flag; short_example: one such flag text. n_rounded: runs whose fio ROUNDED_RUNTIME flag makes this
     metric (an IOPS or bandwidth) too low; rounded_example: one such flag text. n_overlap: runs carrying an
     OVERLAP flag (their time span overlapped another run on the node, see overlap.py); overlap_example: one
-    such flag text.
+    such flag text. n_emulated: runs carrying an EMULATED flag (store_rows.emulated_flag); emulated_example: one.
     n_mismatch: runs carrying a VERSION_MISMATCH flag (the log printed another version than the run
     recorded); mismatch_example: one such flag text. n_params: runs whose log echoed other parameters than
     requested (THREADS_MISMATCH, PARAM_MISMATCH); params_example: one such flag text. n_imported: runs
@@ -102,6 +102,8 @@ class Side:
     rounded_example: str | None = None
     n_overlap: int = 0
     overlap_example: str | None = None
+    n_emulated: int = 0
+    emulated_example: str | None = None
     n_mismatch: int = 0
     mismatch_example: str | None = None
     n_params: int = 0
@@ -193,8 +195,8 @@ _HELD = _NAMED.format(flag="RETRIED", metric="m.name")
 # that may be NULL, and the analyzer's connections (duckcon.py) run without that optimizer. A figure read from flags
 # is 0 or NULL for a run without flags: `flagged` reads only runs with flags.
 _KEY = "cluster, node, test, params_key, metric, env"
-_FLAG_COUNTS = ("n_short", "n_rounded", "n_overlap", "n_mismatch", "n_params", "n_lower_bound", "n_counted_given_up",
-                "n_watch_gap", "n_held", "n_retried", "n_delete_refused")
+_FLAG_COUNTS = ("n_short", "n_rounded", "n_overlap", "n_emulated", "n_mismatch", "n_params", "n_lower_bound",
+                "n_counted_given_up", "n_watch_gap", "n_held", "n_retried", "n_delete_refused")
 _QUERY = f"""
 WITH short AS (
     SELECT run_id, min(f) AS msg
@@ -231,6 +233,8 @@ flagged AS (
                AS rounded_example,
            count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0) AS n_overlap,
            min(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))[1]) AS overlap_example,
+           count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'EMULATED'))) > 0) AS n_emulated,
+           min(list_filter(r.flags, lambda f: starts_with(f, 'EMULATED'))[1]) AS emulated_example,
            count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'VERSION_MISMATCH'))) > 0)
                AS n_mismatch,
            min(list_filter(r.flags, lambda f: starts_with(f, 'VERSION_MISMATCH'))[1]) AS mismatch_example,
@@ -252,8 +256,8 @@ flagged AS (
     GROUP BY r.cluster, r.node, r.test, r.params_key, m.name, r.env
 )
 SELECT c.*, {", ".join(f"coalesce(f.{n}, 0) AS {n}" for n in _FLAG_COUNTS)},
-       f.short_example, f.rounded_example, f.overlap_example, f.mismatch_example, f.params_example, f.least_bound,
-       f.greatest_gap
+       f.short_example, f.rounded_example, f.overlap_example, f.emulated_example, f.mismatch_example, f.params_example,
+       f.least_bound, f.greatest_gap
 FROM cells c LEFT JOIN flagged f USING ({_KEY})
 ORDER BY {_KEY}
 """
@@ -340,6 +344,8 @@ def load_cells(
             rounded_example=_plain(res["rounded_example"][i]),
             n_overlap=int(res["n_overlap"][i]),
             overlap_example=_plain(res["overlap_example"][i]),
+            n_emulated=int(res["n_emulated"][i]),
+            emulated_example=_plain(res["emulated_example"][i]),
             n_mismatch=int(res["n_mismatch"][i]),
             mismatch_example=_plain(res["mismatch_example"][i]),
             n_params=int(res["n_params"][i]),

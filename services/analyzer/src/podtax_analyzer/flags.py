@@ -95,9 +95,11 @@ def confounded(cell: CellData) -> str | None:
 def archs_differ(cell: CellData, base: str, cand: str) -> list[str]:
     """The sides' tool executables built for other architectures (an armv7 image's 32-bit sysbench beside the arm64
     node's own: the same version is other code), judged only between runs that know it: a run of an older wrapper or
-    agent (no tool_arch) differs from none."""
+    agent (no tool_arch) differs from none. Runs whose executable ran through an emulator (an EMULATED run flag: an
+    x86_64 sysbench under qemu-user on an arm64 node) measured the emulator."""
     h, p = cell.host, cell.pod
-    problems = []
+    problems = [f"{plural(s.n_emulated, side_name(s.env, cell.pair) + ' run')} ran a tool executable through an "
+                f"emulator (\"{s.emulated_example}\")" for s in (h, p) if s.n_emulated]
     if h.tool_archs and p.tool_archs and h.tool_archs != p.tool_archs:
         problems.append(f"{base} runs' executables were built for {' + '.join(h.tool_archs)} and {cand} runs' for "
                         f"{' + '.join(p.tool_archs)}")
