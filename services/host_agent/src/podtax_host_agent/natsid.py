@@ -19,7 +19,7 @@ from podtax.config import HostAgentSettings
 from podtax_host_agent import guard, outbox
 
 log = logging.getLogger("podtax.host_agent")
-DONE_KEEP = 10_000  # run ids remembered as reported (about 1 MB), and as many cancelled campaigns
+DONE_KEEP = 10_000  # runs remembered as reported (their log's event ids, about 1 MB), and as many cancelled campaigns
 STREAM_ASK_S = 60.0  # the events stream unknown: how often it is asked again (a NATS refusing answers nothing: 10 s)
 REQUEST_ASK_S = 2.0  # how long a run request waits for the answer (NATS hanging on stream info, consumers delivering)
 

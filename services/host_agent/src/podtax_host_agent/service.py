@@ -53,8 +53,10 @@ class Agent(NatsIdentity):
         self.published_facts: events.HostFacts | None = None  # the last facts NATS took (a failed publish: again)
         self.workdir = Path(settings.agent_workdir)
         self.state_dir = owndir.state_dir(settings)
-        # run ids whose log is published, newest last (redelivery guard; the last one survives a restart).
-        # Bounded: a request comes back only while unacked, one at a time, so the recent ones are enough.
+        # runs whose log is published (or stopped, cancelled), newest last (redelivery guard), by their log's event
+        # id: the run id and its submission (measured.key), as measured's, so the same run id of another submission
+        # still runs; the run noted last before this start by its run id alone (the note holds no submission; it
+        # survives a restart). Bounded: a request comes back only while unacked, one at a time: the recent ones do.
         # The run noted last and its NATS, judged once the events stream is known (learn_stream).
         self.noted = guard.last_reported_note(self.state_dir)
         self.done: dict[str, None] = dict.fromkeys([self.noted[0]] if self.noted else [])
@@ -192,7 +194,8 @@ class Agent(NatsIdentity):
                         "cannot be told; measured again", run.run_id)
             self.done.pop(run.run_id, None)
             self.noted = None
-        if run.run_id in self.done or measured.counts(self.measured, run, self.stream):
+        done = measured.key(run) in self.done or run.run_id in self.done  # run.run_id: the run noted before the start
+        if done or measured.counts(self.measured, run, self.stream):
             log.info("run %s was run (or refused) and reported already; not running it again", run.run_id)
             return
         if self.is_cancelled(run.campaign):
@@ -276,7 +279,7 @@ class Agent(NatsIdentity):
                                                 f"{(out.ended_at - out.started_at).total_seconds():.1f} s", "cancelled")
             if not self.state_dir_problem():
                 guard.reported(self.state_dir, run.run_id, self.stream)  # its redelivery is skipped
-            self.remember(run.run_id)
+            self.remember(run)
             return
         raw = events.RawLog(run=run, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code,
                             started_at=out.started_at, ended_at=out.ended_at, tool_version=version,
@@ -317,11 +320,11 @@ class Agent(NatsIdentity):
             measured.add(self.state_dir, self.measured, event.data.run, nats)
             guard.reported(self.state_dir, run_id, nats)
             outbox.remove(self.state_dir, run_id)
-        self.remember(run_id)
+        self.remember(event.data.run)
 
-    def remember(self, run_id: str) -> None:
-        """Note a run as done in memory (bounded: DONE_KEEP)."""
-        self.done[run_id] = None
+    def remember(self, run: events.RunSpec) -> None:
+        """Note a run (and its submission: measured.key) as done in memory (bounded: DONE_KEEP)."""
+        self.done[measured.key(run)] = None
         if len(self.done) > DONE_KEEP:
             del self.done[next(iter(self.done))]
 
