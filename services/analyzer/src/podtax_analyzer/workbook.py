@@ -205,8 +205,11 @@ def _sheets(wb: Workbook, taken: set[str], name: str, headers: list[str], rows: 
             widths: tuple[int, ...] = (), row_limit: int = ROW_LIMIT) -> None:
     """`rows` under `headers` in sheet `name`, going on in "name (2)", "name (3)"... each time a sheet holds
     `row_limit` rows: openpyxl wrote row 1,048,601 of a node of 1,048,600 runs without a word, past Excel's last
-    row, so Excel called the file damaged and its repair dropped the rows beyond."""
-    def start(part: str) -> Worksheet:
+    row, so Excel called the file damaged and its repair dropped the rows beyond. Each sheet is closed once full
+    (_done)."""
+    def start(part: str, ws: Worksheet | None = None) -> Worksheet:
+        if ws is not None:
+            _done(ws)
         ws = wb.create_sheet(sheet_title(name, taken, part))
         ws.freeze_panes = "A2"
         for col, width in enumerate(widths, start=1):
@@ -218,9 +221,17 @@ def _sheets(wb: Workbook, taken: set[str], name: str, headers: list[str], rows: 
     for row in rows:
         if held >= row_limit:
             part += 1
-            ws, held = start(f" ({part})"), 1
+            ws, held = start(f" ({part})", ws), 1
         _append(ws, row)
         held += 1
+    _done(ws)
+
+
+def _done(ws: Worksheet) -> None:
+    """`ws` closed, its rows written: a write-only sheet holds its temporary file open until the workbook is saved,
+    so a campaign of 300 nodes (a sheet each) under a limit of 256 open files (`ulimit -n`; many systems give a
+    service 1,024) answered 500 ('[Errno 24] Too many open files'), and took the files other work needed."""
+    ws.close()
 
 
 def _node_rows(data: ReportData, node: str) -> Iterable[list[Any]]:
@@ -238,7 +249,9 @@ def write_workbook(data: ReportData, row_limit: int = ROW_LIMIT) -> bytes:
     """The workbook as .xlsx bytes; a sheet holds at most `row_limit` rows (_sheets)."""
     wb = Workbook(write_only=True)  # streamed: several times faster for campaigns with many runs
     taken: set[str] = set()
-    _summary(wb.create_sheet(sheet_title("summary", taken)), data)
+    summary = wb.create_sheet(sheet_title("summary", taken))
+    _summary(summary, data)
+    _done(summary)
     for node in sorted({data.where(c) for c in data.report.cells}):
         _sheets(wb, taken, f"node {node}", RUN_HEADERS, _node_rows(data, node), (14, 28, 24, 10, 12, 8, 26, 20, 14),
                 row_limit)
@@ -248,6 +261,7 @@ def write_workbook(data: ReportData, row_limit: int = ROW_LIMIT) -> bytes:
     for p in data.provenance:
         _append(prov, [p["node"], p["env"], p["runs"], "; ".join(p["tools"]), "; ".join(p["kernels"]),
                        "; ".join(p["cpus"]), p["os"], p["arch"], p["hw_threads"]])
+    _done(prov)
     if data.phases:  # per cell (node, test, params), as the phase table: never a test's cells pooled
         _sheets(wb, taken, "phases", PHASE_HEADERS,
                 ([data.place(row["cluster"], row["node"]), row["test"], row["params"], row["env"], row["phase"],
