@@ -93,6 +93,14 @@ def jackknife_medians(sorted_x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _distinct_below(x: np.ndarray, k: int) -> bool:
+    """``np.unique(x).size < k``, read first off a prefix of ``x``: a prefix holding k distinct values settles it
+    without sorting all of ``x`` (a resample's ratios almost always do within their first 8k; 2,000 of them sorted by
+    np.unique were 40 us of every cell)."""
+    head = x[: 8 * k]
+    return np.unique(head).size < k and (len(head) == len(x) or np.unique(x).size < k)
+
+
 def _acceleration(jack: list[np.ndarray]) -> float:
     nums = 0.0
     dens = 0.0
@@ -182,7 +190,7 @@ def bca_ratio_of_medians(
             warnings.append("the BCa interval reaches the edge of the resamples")
             stable = False
     low, high = np.percentile(theta_b, [100.0 * lo_q, 100.0 * hi_q])
-    if np.unique(theta_b).size < 20:
+    if _distinct_below(theta_b, 20):
         warnings.append("the resampled ratios take fewer than 20 distinct values")
         stable = False
     return RatioCI(theta, float(low), float(high), confidence, "bca", stable, z0, a, tuple(warnings))

