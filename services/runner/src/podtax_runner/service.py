@@ -20,7 +20,7 @@ from podtax.busmessages import NATS_AWAY
 from podtax.config import RunnerSettings
 from podtax.natsagain import Stopped
 
-from podtax_runner import catchup, fullness, kept, outbox, simulate
+from podtax_runner import catchup, fullness, kept, outbox, simulate, spool
 from podtax_runner.controlplane.dispatch import EXECUTING_S, ControlPlaneExecutor
 from podtax_runner.handlers import Handlers
 from podtax_runner.kube import KubeExecutor
@@ -127,7 +127,8 @@ class Runner(Handlers):  # the event handlers: handlers.py
         kept_copies = await kept.copies(self.kv, self.spool, await self._values(f"{outbox.KEPT}.>"), active)
         # before any run is resumed: no timeline is being written (a temporary file left is a crash's)
         await asyncio.to_thread(self.controlplane.prune_measured, self.in_flight(), 0, True)
-        await self.controlplane.send_pending()  # DELETE_REFUSED results an earlier runner stopped before sending
+        await self.controlplane.send_pending([state.stamped(s.run) for state in active for s in state.runs.values()
+                                              if s.status == "dispatched" and s.reported_at is None])  # not reported
         for state in active:
             for s in state.runs.values():
                 if s.status != "dispatched":
@@ -372,6 +373,8 @@ async def serve(settings: RunnerSettings, bus: Bus, stop: asyncio.Event) -> None
     kv = await bus.kv(subjects.RUNNER_BUCKET)
     executor = KubeExecutor.create(settings, bus) if settings.runner_kubernetes else None
     runner = Runner(settings, bus, kv, executor)
+    if runner.spool is None:  # one line at start: what a restart loses without it
+        log.warning(spool.UNSET)
     await runner.load()
     runner.caught_up = False
     if executor:

@@ -23,6 +23,11 @@ from podtax import events
 
 from podtax_runner.outbox import KEPT
 
+# Said once when a runner starts without PODTAX_RUNNER_SPOOL_DIR (service.serve): what a restart then loses
+UNSET = ("PODTAX_RUNNER_SPOOL_DIR is unset: a report NATS and the runner's bucket both refuse, and a control-plane "
+         "run's result flagged DELETE_REFUSED, are held in memory only until NATS takes them (a restart before then "
+         "loses them), and the timeline such a run measured before it ended is one line of this log; set it to a "
+         "folder on a volume that outlives the runner (deploy/k8s/README.md: The runner's spool)")
 # The spool's files together hold at most this much (a report is at most NATS's max_payload). Its copies are held in
 # memory too: by the runner that wrote them (each sent again until NATS takes it) and by the next one, which sends
 # them (a file read one at a time, each decoded report kept until sent: measured, a 66 MiB spool of 1 MiB logs raised

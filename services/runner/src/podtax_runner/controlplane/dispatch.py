@@ -221,11 +221,12 @@ class ControlPlaneExecutor:
                 log.info("control-plane run %s stopped by shutdown; cleaned up, to be resumed", run.run_id)
                 return
             kept, path = await asyncio.to_thread(self._keep, exc, run, self.unreported())
+            tl = measured_of(exc)  # parsed off the event loop, as keep_measured writes: CPU work (review r6)
+            result = await self._mark(run, tl, started, path) if tl is not None and await asyncio.to_thread(
+                delete_refused, tl, run.test) else None  # marked pending before its failure is reported
             reported = await self._fail(run, exc.reason, f"{exc.detail}; {kept}" if kept else exc.detail, started)
-            # parsed off the event loop, as keep_measured writes: parsing a large timeline is CPU work (review r6)
-            if reported and (tl := measured_of(exc)) is not None and await asyncio.to_thread(delete_refused, tl,
-                                                                                              run.test):
-                await self._delete_refused(run, tl, started, path)
+            if reported and result:  # not reported (the runner stopping): the next one removes the mark, runs it again
+                await self._send_result(run, *result, "")
         except Exception as exc:  # noqa: BLE001 - recorded as a failure, never lost
             log.exception("control-plane run %s failed", run.run_id)
             await self._fail(run, "executor-error", executor_error(exc), started)
@@ -268,17 +269,18 @@ class ControlPlaneExecutor:
         raw = events.RawLog(run=run, stdout=text, exit_code=0, started_at=started, ended_at=events.now())
         return events.raw_log(raw, SOURCE).model_copy(update={"id": run.event_id("log")})
 
-    async def _delete_refused(self, run: events.RunSpec, tl: Timeline, started: datetime, kept: Path | None) -> None:
-        """After the run's failure, its timeline as its raw log: the parser makes the result flagged DELETE_REFUSED
-        (its create and bind figures; a result supersedes the failure in the analyzer, while the campaign keeps the
-        run failed, its first outcome). One that does not fit NATS max_payload stays in the kept file only. Pending
-        beside its `kept` file until NATS takes it (pending.py): a runner stopping meanwhile leaves it to the next."""
+    async def _mark(self, run: events.RunSpec, tl: Timeline, started: datetime, kept: Path | None
+                    ) -> tuple[events.RawLogV1, Path | None] | None:
+        """The run's timeline as its raw log (the parser makes the result flagged DELETE_REFUSED of it: a result
+        supersedes the failure in the analyzer, the campaign keeps the run failed) and its pending mark beside `kept`
+        (pending.py), written BEFORE the failure is reported: marked after, a runner stopped in between lost the result.
+        None when it does not fit NATS max_payload (it stays in the kept file only)."""
         event = self._log_event(run, tl.jsonl(), started)
         if len(events.encode(event)) > self.bus.nc.max_payload:
             log.warning("control-plane run %s: its timeline (%d bytes) is above NATS max_payload: its create and "
                         "bind figures are not stored as a result (they are in its kept timeline)", run.run_id,
                         len(event.data.stdout))
-            return
+            return None
         mark = None
         if kept is not None:
             try:
@@ -286,7 +288,7 @@ class ControlPlaneExecutor:
             except OSError as err:
                 log.warning("control-plane run %s: its result could not be marked pending beside %s (%s): a runner "
                             "stopping before NATS takes it loses it (the kept file has it)", run.run_id, kept, err)
-        await self._send_result(run, event, mark, "")
+        return event, mark
 
     async def _send_result(self, run: events.RunSpec, event: events.RawLogV1, mark: Path | None, kept: str) -> None:
         """Publish a DELETE_REFUSED result (`kept`: the file an earlier runner kept it in), then remove its pending
@@ -304,17 +306,23 @@ class ControlPlaneExecutor:
         log.log(logging.WARNING if kept else logging.INFO, "control-plane run %s: its create and bind figures%s go as "
                 "a result flagged DELETE_REFUSED", run.run_id, earlier)
 
-    async def send_pending(self) -> None:
-        """Send the DELETE_REFUSED results an earlier runner left pending (pending.py), each from its kept file; a
-        mark that does not read, or whose raw log cannot be made (a start before 2000 or more than a day ahead), is
-        said and removed (the kept file stays, pruned as any other). Before, the latter raised out of here: the runner
-        crashed at every start, the mark never removed (review r2). One above the max_payload of the server met now (a
-        lower one than when it was marked) stays pending, said in an error naming the size to raise it to: it was sent
-        as any report, and the outbox took its BusError for NATS away ('NATS stopped or restarting?') every 10 s for
-        as long as the runner ran."""
+    async def send_pending(self, unreported: list[events.RunSpec]) -> None:
+        """Send the DELETE_REFUSED results an earlier runner left pending (pending.py), each from its kept file. Said
+        and removed, not sent: the mark of a run in `unreported` (in flight, its failure not recorded: the run runs
+        again, or its kept failure is sent, as before marks came first), one that does not read or whose raw log cannot
+        be made (a start before 2000 or more than a day ahead: it crashed the runner at every start, review r2); the
+        kept file stays. One above the max_payload of the server met now stays pending, said in an error naming the
+        size to raise it to (it was taken for NATS away every 10 s for as long as the runner ran)."""
         if self.settings.runner_spool_dir is None:
             return
+        again = {measured_name(run) for run in unreported}
         for mark in await asyncio.to_thread(pending.marks, self.settings.runner_spool_dir / MEASURED_DIR):
+            if mark.name.removesuffix(pending.SUFFIX) in again:
+                log.info("the pending DELETE_REFUSED result %s is of a run whose failure was not recorded: removed, "
+                         "not sent (the run runs again, or its failure an earlier runner kept is sent)", mark)
+                with contextlib.suppress(OSError):
+                    await asyncio.to_thread(mark.unlink)
+                continue
             try:
                 run, started, text = await asyncio.to_thread(pending.read, mark)
                 event = self._log_event(run, text, started)

@@ -3,12 +3,13 @@
 A run whose deletes were refused is reported failed, then its timeline goes as a result flagged DELETE_REFUSED
 (dispatch.py). A runner stopped between the two (a deploy, NATS not taking the result until then) gave the result
 up: its run was recorded as reported (neither run again nor with a kept copy to send), so the result was only in
-`<spool>/measured/`, pruned like any file (the next runner's start-up prune removed it, the run stayed failed). Now,
-once the failure is reported, `<kept file>.pending` (the run and its start) is written beside the kept timeline and
-removed once NATS takes the result; a runner starting sends each one's result (the kept timeline as the run's raw
-log, under its event id: stored once), and retention.py never prunes a timeline that has one. One above the max_payload
-of the server a starting runner meets (wire_bytes: its headers counted) stays pending, said in an error naming the size
-to raise max_payload to (ControlPlaneExecutor.send_pending)."""
+`<spool>/measured/`, pruned like any file (the next runner's start-up prune removed it, the run stayed failed). Now
+`<kept file>.pending` (the run and its start) is written beside the kept timeline before the failure is reported (once
+it was recorded, a runner stopped in between still lost the result) and removed once NATS takes the result; a runner
+starting sends each one's result (the kept timeline as the run's raw log, under its event id: stored once), unless its
+run is in flight without a report (it runs again: the mark goes), and retention.py never prunes a timeline that has
+one. One above the max_payload of the server a starting runner meets (wire_bytes: its headers counted) stays pending,
+said in an error naming the size to raise max_payload to (ControlPlaneExecutor.send_pending)."""
 
 from __future__ import annotations
 
