@@ -6,11 +6,26 @@ is said to have stopped before it finished."""
 
 from __future__ import annotations
 
+import signal
+import threading
+
 _notes: list[str] = []
 
 
 class Interrupted(Exception):  # noqa: N818 - what happened, not an error of the program
-    """A Ctrl-C (KeyboardInterrupt) out of a command, past typer (which makes it a silent exit 130)."""
+    """A Ctrl-C (KeyboardInterrupt) out of a command, past typer (which makes it a silent exit 130). Made, it ignores
+    SIGINT until said() (main thread): a second one cut the line short with a traceback, 1 run of 3 under `podtax
+    simulate`, whose child gets the terminal's Ctrl-C and the one delegate forwards."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.handler = (signal.signal(signal.SIGINT, signal.SIG_IGN)
+                        if threading.current_thread() is threading.main_thread() else None)
+
+    def said(self) -> None:
+        """SIGINT handled as before."""
+        if self.handler is not None:
+            signal.signal(signal.SIGINT, self.handler)
 
 
 def note(what: str) -> None:

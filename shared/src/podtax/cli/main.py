@@ -125,8 +125,9 @@ def run_app(typer_app: typer.Typer, argv: list[str], prog_name: str) -> int:
     command.invoke = invoke_saying_ctrl_c  # type: ignore[method-assign]
     try:
         result = command(args=argv, standalone_mode=False, prog_name=prog_name)
-    except interrupted.Interrupted:
+    except interrupted.Interrupted as exc:
         say(interrupted.what(_path_in(typer_app, argv, prog_name)), "interrupted")
+        exc.said()
         return 130
     except KeyboardInterrupt:
         print(f"{prog_name}: interrupted", file=sys.stderr)
