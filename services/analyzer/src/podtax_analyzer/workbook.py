@@ -58,6 +58,7 @@ FORMULA_LIKE = re.compile(FORMULA_START)  # as the CSV export guards its text ce
 NO_VERDICT = ("BDBDBD", "F7F7F7")  # hatching and background of a matrix cell with no verdict
 CELL_LIMIT = 32_767  # characters of a cell (Excel's specifications and limits)
 ROW_LIMIT = 1_048_576  # rows of a sheet (the same)
+COLUMN_LIMIT = 16_384  # columns of a sheet (the same)
 
 
 def sheet_title(name: str, taken: set[str], part: str = "") -> str:
@@ -160,10 +161,15 @@ def _mode_figures(side: SideModes | None) -> list[float | int | None]:
     return [x for m in side.modes for x in (m.median, m.n)]
 
 
-def _summary(ws: Worksheet, data: ReportData) -> None:
+def _summary(ws: Worksheet, data: ReportData, column_limit: int = COLUMN_LIMIT) -> None:
+    """The matrix (its first column_limit - 4 nodes: openpyxl raised past column 18,278, a campaign of 18,300 nodes
+    answered 500, and wrote columns past Excel's last, 16,384, without a word), then the comparison table."""
     rep = data.report
     primary = headline_cells(rep.cells)
-    nodes = sorted({data.where(c) for c in primary})
+    every = sorted({data.where(c) for c in primary})
+    nodes = every[:column_limit - 4]
+    cut = (f" The matrix shows the first {len(nodes):,} of the {len(every):,} nodes (a sheet holds {column_limit:,} "
+           f"columns); the table below and the node sheets hold them all." if len(nodes) < len(every) else "")
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
     for c in primary:
         rows.setdefault((c.test, c.params, c.metric), {})[data.where(c)] = c
@@ -177,7 +183,7 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
     ws.append([f"95% intervals; {rep.correction} correction; practical threshold {rep.threshold * 100:.1f}%. "
                f"Colours as in the HTML report, in each metric's direction: blue, the candidate is better; "
                f"vermillion, worse. Hatched grey: no verdict (the flags that withhold it are written in the cell; "
-               f"see the table below). Empty: no runs on that node."])
+               f"see the table below). Empty: no runs on that node.{cut}"])
     ws.append([])
     ws.append(_bold(ws, ["test", "params", "metric", "ratio"] + nodes))
     for (test, params, metric), by_node in rows.items():
@@ -245,12 +251,13 @@ def _node_rows(data: ReportData, node: str) -> Iterable[list[Any]]:
                    _naive(run.started_at), run.value]
 
 
-def write_workbook(data: ReportData, row_limit: int = ROW_LIMIT) -> bytes:
-    """The workbook as .xlsx bytes; a sheet holds at most `row_limit` rows (_sheets)."""
+def write_workbook(data: ReportData, row_limit: int = ROW_LIMIT, column_limit: int = COLUMN_LIMIT) -> bytes:
+    """The workbook as .xlsx bytes; a sheet holds at most `row_limit` rows (_sheets) and `column_limit` columns
+    (_summary)."""
     wb = Workbook(write_only=True)  # streamed: several times faster for campaigns with many runs
     taken: set[str] = set()
     summary = wb.create_sheet(sheet_title("summary", taken))
-    _summary(summary, data)
+    _summary(summary, data, column_limit)
     _done(summary)
     for node in sorted({data.where(c) for c in data.report.cells}):
         _sheets(wb, taken, f"node {node}", RUN_HEADERS, _node_rows(data, node), (14, 28, 24, 10, 12, 8, 26, 20, 14),
