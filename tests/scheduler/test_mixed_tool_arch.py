@@ -261,3 +261,40 @@ def test_a_score_of_a_tool_its_nodes_label_runs_only_emulated_is_not_used(label:
             assert cycle["benchmark"]["covered"] == 1 and out["a"] < out["b"], (cycle, out)
         else:
             assert "EMULATED" not in said and out == {"a": 100.0, "b": 0.0}, (said, out)
+
+
+@pytest.mark.parametrize("cluster_file", [None, "mixed.yaml"], ids=["default-cluster", "mixed-yaml"])
+def test_a_kubesim_node_labelled_arm64_is_not_taken_as_emulated(cluster_file: str | None) -> None:
+    """kubesim's exec kubelet runs a pod's benchmarks on the host running kubesim, so a simulated node labelled
+    arm64 (the default cluster's rpi-0, examples/clusters/mixed.yaml's rpi-1 and rpi-2) has a score from this host's
+    x86_64 sysbench, run natively: kubesim marks its nodes podtax.io/simulated=true and the scheduler does not read
+    their label as the runs' machine (`make demo` ranks rpi-0). The same node without the annotation (a real arm64
+    node) is taken as EMULATED."""
+    from podtax_kubesim.cluster import expand_nodes, load, node_object
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "clusters" / cluster_file if cluster_file else None
+    specs = expand_nodes(load(path))
+    objs = [node_object(spec, i) for i, spec in enumerate(specs)]
+    for obj in objs:  # taints (mixed.yaml's control plane) are not what this is about
+        obj["spec"].pop("taints", None)
+    arm = [o["metadata"]["name"] for o in objs if o["metadata"]["labels"]["kubernetes.io/arch"] == "arm64"]
+    assert arm and all(o["metadata"]["annotations"]["podtax.io/simulated"] == "true" for o in objs)
+    state, store = cluster({}, []), ScoreStore("local", "kubernetes")
+    for i, obj in enumerate(objs):
+        state.upsert_node(obj)
+        speed = 100.0 + 10 * i
+        store.put_score(score(obj["metadata"]["name"], speed, 20, ci=(speed * 0.99, speed * 1.01))
+                        .model_copy(update={"tool_archs": ["x86_64"]}))
+    plugin, p = BenchmarkScore(store, 3600.0), PodInfo.from_dict(with_uid(pod("p")))
+    cycle: dict[str, Any] = {}
+    plugin.score(p, state, state.feasible(p), cycle)
+    said = describe(cycle["benchmark"])
+    assert "EMULATED" not in said and cycle["benchmark"]["covered"] == len(objs), said
+    for obj in objs:  # the same nodes, real: no annotation
+        del obj["metadata"]["annotations"]["podtax.io/simulated"]
+        state.upsert_node(obj)
+    cycle = {}
+    plugin.score(p, state, state.feasible(p), cycle)
+    said = describe(cycle["benchmark"])
+    assert all(f"{n} (EMULATED)" in said for n in arm), said
+    assert cycle["benchmark"]["covered"] == len(objs) - len(arm), said

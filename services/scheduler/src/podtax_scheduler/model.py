@@ -26,6 +26,9 @@ ARCH_LABEL = "kubernetes.io/arch"
 PODTAX_ARCH_LABEL = "podtax.io/arch"
 BENCHMARK_LABELS = ("test", "podtax.io/benchmark")
 PARAMS_ANNOTATION = "podtax.io/params"
+# Set by tools/kubesim on every node it makes: its exec kubelet runs a pod's benchmarks on the host that runs kubesim,
+# whatever the node's kubernetes.io/arch says (a simulated arm64 node's runs are this host's native ones).
+SIMULATED_ANNOTATION = "podtax.io/simulated"
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 DEFAULT_MAX_PODS = 110
 # uname -m and Debian names of Kubernetes' (Go's) architectures: a 32-bit Raspberry Pi OS says armv7l (Pi 2-4) or
@@ -247,6 +250,7 @@ class NodeInfo:
     allocatable: dict[str, int] = field(default_factory=dict)
     requested: dict[str, int] = field(default_factory=dict)
     pods: dict[str, dict[str, int]] = field(default_factory=dict)  # uid -> requests (bound + assumed)
+    simulated: bool = False  # a kubesim node (SIMULATED_ANNOTATION): its arch label is not the runs' machine
 
     @classmethod
     def from_dict(cls, obj: dict[str, Any]) -> NodeInfo:
@@ -262,6 +266,7 @@ class NodeInfo:
             taints=tuple(Taint(str(t.get("key") or ""), str(t.get("value") or ""), str(t.get("effect") or ""))
                          for t in spec.get("taints") or ()),
             unschedulable=bool(spec.get("unschedulable")), ready=ready, allocatable=allocatable,
+            simulated=(meta.get("annotations") or {}).get(SIMULATED_ANNOTATION) == "true",
         )
 
     @property
@@ -271,7 +276,7 @@ class NodeInfo:
 
     def static_signature(self) -> tuple[Any, ...]:
         """Everything the static filters read: a change here invalidates their cached answers."""
-        return (tuple(sorted(self.labels.items())), self.taints, self.unschedulable, self.ready)
+        return (tuple(sorted(self.labels.items())), self.taints, self.unschedulable, self.ready, self.simulated)
 
     @property
     def pod_count(self) -> int:
