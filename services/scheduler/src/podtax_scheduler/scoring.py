@@ -16,7 +16,8 @@ BenchmarkScore scores nodes from measured values and their uncertainty, inside o
    TTL) and not flagged by the analyzer (``ignore_flags``: CONFOUNDED, BIMODAL, OVERLAP, THROTTLED, EMULATED: a
    tool executable the node's kernel ran through qemu-user measured the emulator; a score is also taken as EMULATED
    when every tool architecture it names runs only emulated on its node's 64-bit kubernetes.io/arch label, as an
-   amd64 image's x86_64 tool on an arm64 node, whose runs the analyzer cannot tell: mixed_arch.emulated_here).
+   amd64 image's x86_64 tool on an arm64 node, whose runs the analyzer cannot tell: mixed_arch.emulated_here; the
+   Event says so apart, "taken as EMULATED from the node's kubernetes.io/arch label", the analyzer's score has no flag).
    Stale and flagged evidence is ignored and the Event says which and why. Nodes of one machine architecture (their
    ``kubernetes.io/arch`` label) are compared only when their scores come from tool executables built for one
    architecture (the score's tool_archs; a score naming none, from an older wrapper or agent, is compared with any):
@@ -102,8 +103,9 @@ class _Columns:
     low: np.ndarray  # lower 95% bound of the speed (the noise band without an interval); NaN: no score
     n: np.ndarray
     ts: np.ndarray
-    blocked: np.ndarray  # bool: flagged evidence
-    flags: dict[int, tuple[str, ...]]  # slot -> the flags that block it
+    blocked: np.ndarray  # bool: flagged evidence (by the analyzer or, EMULATED, by the node's label)
+    flags: dict[int, tuple[str, ...]]  # slot -> the analyzer's flags that block it
+    by_label: dict[int, str]  # slot -> "<tool archs> on <its kubernetes.io/arch>", where only the label says EMULATED
     archs: ToolArchs  # the tool architectures the scores name, by slot (mixed_arch.py)
     static_gen: int  # the nodes' labels read (EMULATED by a node's kubernetes.io/arch)
 
@@ -165,6 +167,12 @@ def describe(bench: dict[str, Any]) -> str:
         shown = ", ".join(f"{node} ({'/'.join(f)})" for node, f in bench["flagged_names"].items())
         more = f" and {flagged - NAMES_SHOWN} more" if flagged > NAMES_SHOWN else ""
         parts.append(f"evidence not used, flagged by the analyzer: {shown}{more}")
+    labelled = bench.get("emulated_by_label", 0)
+    if labelled:
+        shown = ", ".join(f"{node} ({arch})" for node, arch in bench["emulated_by_label_names"].items())
+        more = f" and {labelled - NAMES_SHOWN} more" if labelled > NAMES_SHOWN else ""
+        parts.append(f"evidence not used, taken as EMULATED from the node's kubernetes.io/arch label (its tool "
+                     f"builds run there only through an emulator; the analyzer's score is not flagged): {shown}{more}")
     stale = bench.get("stale", 0)
     if stale:
         hours = bench.get("ttl_s", 0) / 3600.0
@@ -210,6 +218,7 @@ class BenchmarkScore:
         n, ts = np.zeros(size), np.zeros(size)
         blocked = np.zeros(size, dtype=bool)
         flags: dict[int, tuple[str, ...]] = {}
+        by_label: dict[int, str] = {}
         archs: dict[int, str] = {}
         for node, s in scores.items():
             i = state.slot.get(node)
@@ -232,13 +241,13 @@ class BenchmarkScore:
                 continue
             n[i], ts[i] = s.n, s.updated_ts
             bad = tuple(f for f in s.flags if f in self.ignore_flags)
-            if "EMULATED" in self.ignore_flags and "EMULATED" not in bad and emulated_here(s.tool_archs, state, node):
-                bad += ("EMULATED",)
             if bad:
                 blocked[i], flags[i] = True, bad
+            elif "EMULATED" in self.ignore_flags and emulated_here(s.tool_archs, state, node):
+                blocked[i], by_label[i] = True, f"{'+'.join(s.tool_archs)} on {state.nodes[node].arch}"
             if s.tool_archs:
                 archs[i] = "+".join(s.tool_archs)
-        cols = _Columns(state.layout_gen, version, speed, low, n, ts, blocked, flags, ToolArchs(archs),
+        cols = _Columns(state.layout_gen, version, speed, low, n, ts, blocked, flags, by_label, ToolArchs(archs),
                         state.static_gen)
         self._cache[group] = cols
         return cols
@@ -335,10 +344,14 @@ class BenchmarkScore:
         has = ~np.isnan(speed)
         fresh = has & (now - cols.ts[idx] <= self.ttl_s)
         usable = fresh & ~cols.blocked[idx]
-        stale, flagged = idx[has & ~fresh], idx[fresh & cols.blocked[idx]]
+        stale, blocked = idx[has & ~fresh], idx[fresh & cols.blocked[idx]]
+        flagged = [int(i) for i in blocked if int(i) in cols.flags]
+        labelled = [int(i) for i in blocked if int(i) not in cols.flags]
         bench.update(metric=group[1], params_key=group[2], covered=int(usable.sum()), stale=len(stale),
                      stale_names=_names(state, stale[:NAMES_SHOWN]), flagged=len(flagged),
-                     flagged_names={str(state.names[i]): cols.flags[int(i)] for i in flagged[:NAMES_SHOWN]},
+                     flagged_names={str(state.names[i]): cols.flags[i] for i in flagged[:NAMES_SHOWN]},
+                     emulated_by_label=len(labelled),
+                     emulated_by_label_names={str(state.names[i]): cols.by_label[i] for i in labelled[:NAMES_SHOWN]},
                      passed_over=self._passed_over(pod, state, idx, cols, now, idx[usable],
                                                    cycle.get(prefilter.KEY)))
         if not usable.any():

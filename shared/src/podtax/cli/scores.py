@@ -1,19 +1,21 @@
 """`podtax scores`: what the benchmark-aware scheduler sees (node scores) and what it decided (placements).
 
 Per benchmark group (test, metric it ranks by, parameters), one row per node with its runs, median (the mean under a
-profile ranking by the mean) and the median's 95% interval (titled so under such a profile), when its newest run
-ended, and whether the scheduler uses it: results older than the score TTL (PODTAX_SCHEDULER_SCORE_TTL_S) and
-results the analyzer flagged (the profile's ignore_flags: CONFOUNDED, BIMODAL, OVERLAP, THROTTLED, EMULATED by
-default; EMULATED: a run's tool executable, built for another architecture, ran through qemu-user on the node) are
-ignored by the scheduler, and the table says so, as it says how a score without interval counts and that one whose
-interval reaches 0 sets no reference (every score is ignored when the profile's BenchmarkScore weight is 0; a
-profile ranking by the mean is named). Scores of one group that would be used but come from tool executables built
-for different architectures of one kind of machine (tool_archs: a 32-bit armhf sysbench on some nodes, arm64 on
-others; i386 beside x86_64) are used unless the scheduler ranks those nodes together on nodes of one kubernetes.io/arch
-label (it then places the pod by resources alone, BenchmarkMixedArch): each says which nodes' architecture differs
-(mixed_archs; the table cannot tell the nodes' labels, the scheduler reads them). An x86 server and a Pi, each scored
-by its native build (x86_64, aarch64), never share a label: they are ranked, and their rows say "used"
-(podtax.archfamily: the scheduler mixes only builds of one family, a node's label or not).
+profile ranking by the mean) and the median's 95% interval (titled so under such a profile), when its newest run ended,
+and whether the scheduler uses it: results older than the score TTL (PODTAX_SCHEDULER_SCORE_TTL_S) and results the
+analyzer flagged (the profile's ignore_flags: CONFOUNDED, BIMODAL, OVERLAP, THROTTLED, EMULATED by default; EMULATED: a
+run's tool executable, built for another architecture, ran through qemu-user on the node) are ignored by the scheduler,
+and the table says so (not for a score the scheduler takes as EMULATED from its node's kubernetes.io/arch label alone,
+an amd64 image's x86_64 tool on an arm64 node whose runs could not tell: the table cannot read labels and says "used";
+the scheduler's Event names it), as it says how a score without interval counts and that one whose interval reaches 0
+sets no reference (every score is ignored when the profile's BenchmarkScore weight is 0; a profile ranking by the mean
+is named). Scores of one group that would be used but come from tool executables built for different architectures of
+one kind of machine (tool_archs: a 32-bit armhf sysbench on some nodes, arm64 on others; i386 beside x86_64) are used
+unless the scheduler ranks those nodes together on nodes of one kubernetes.io/arch label (it then places the pod by
+resources alone, BenchmarkMixedArch): each says which nodes' architecture differs (mixed_archs; the table cannot tell
+the nodes' labels, the scheduler reads them). An x86 server and a Pi, each scored by its native build (x86_64, aarch64),
+never share a label: they are ranked, and their rows say "used" (podtax.archfamily: the scheduler mixes only builds of
+one family, a node's label or not).
 A node that switched tool builds cleanly (every run of the older builds before the first of the newest) is scored by
 the newest build's runs alone: its row says since when and which runs were left out (left_out_said); builds whose runs
 interleave stay CONFOUNDED.
