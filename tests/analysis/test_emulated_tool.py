@@ -17,6 +17,7 @@ from podtax import benchwrap, events
 from podtax.archfamily import emulated
 from podtax.cli.scores import status
 from podtax.derive import derive
+from podtax_analyzer.campaign_compare import compare_campaigns
 from podtax_analyzer.reparse import reparse
 from podtax_analyzer.score_cache import ScoreCache
 from podtax_analyzer.scores import node_scores
@@ -91,12 +92,15 @@ EMU = {"machine": "aarch64", "tool_arch": "x86_64"}  # an amd64 build through qe
     (EMU, EMU, ["8 host runs ran a tool executable through an emulator", "8 pod runs ran"]),
     ({"machine": "aarch64", "tool_arch": "aarch64"}, EMU,
      ["host runs' executables were built for aarch64 and pod runs' for x86_64", "8 pod runs ran a tool executable "
-      "through an emulator (\"EMULATED: the tool's executable is built for x86_64, the kernel is aarch64"])],
-    ids=["both-sides", "pod-side"])
-def test_a_cell_of_emulated_runs_gives_no_ratio(tmp_path: Path, host: dict[str, str], pod: dict[str, str],
-                                               words: list[str]) -> None:
-    """The campaign report: a cell whose runs measured an emulator, on both sides alike too, is CONFOUNDED (no ratio),
-    and says which runs and why."""
+      "through an emulator (\"EMULATED: the tool's executable is built for x86_64, the kernel is aarch64"]),
+    (EMU, [], ["Not comparable: 8 host runs ran a tool executable through an emulator (\"EMULATED: the tool's "
+               "executable is built for x86_64, the kernel is aarch64", "so its host median (703.5 events/s) measured "
+               "the emulator, not the node"])],
+    ids=["both-sides", "pod-side", "host-only"])
+def test_a_cell_of_emulated_runs_gives_no_ratio(tmp_path: Path, host: dict[str, str] | list[dict[str, str]],
+                                               pod: dict[str, str] | list[dict[str, str]], words: list[str]) -> None:
+    """The campaign report: a cell whose runs measured an emulator, on both sides alike too, or on the one side it
+    has (no pod runs), is CONFOUNDED (no ratio), and says which runs and why."""
     flags, why, _, _ = _cell(tmp_path, host, pod)
     assert "CONFOUNDED" in flags, flags
     for said in words:
@@ -131,3 +135,28 @@ def test_runs_stored_before_the_flag_get_it_from_podtax_reparse(tmp_path: Path) 
     finally:
         store.close()
     assert (pi.n, pi.tool_archs, pi.flags) == (3, ["x86_64"], ["EMULATED"])
+
+
+def test_a_comparison_of_a_campaign_of_emulated_runs_gives_no_verdict(tmp_path: Path) -> None:
+    """`podtax compare base new`, host runs only: base ran the Pi's native arm64 sysbench, new an amd64 image's
+    x86_64 one through qemu-user. new's median is the emulator's: NEW:CONFOUNDED withholds the verdict, and its
+    details say which runs ran emulated."""
+    stdout = CAPTURE.read_text()
+    results = []
+    for camp, fields in (("base", {"machine": "aarch64", "tool_arch": "aarch64"}), ("new", EMU)):
+        for i in range(8):
+            result, late = _log(i, "host", fields, stdout), timedelta(hours=2 if camp == "new" else 0)  # no OVERLAP
+            data = result.data.model_copy(update={
+                "run": result.data.run.model_copy(update={"run_id": f"{camp}-{i}", "campaign": camp}),
+                "started_at": result.data.started_at + late, "ended_at": result.data.ended_at + late})
+            results.append(result.model_copy(update={"data": data}))
+    store = Store(tmp_path / "podtax.duckdb")
+    try:
+        store.write_batch(results)
+        change = compare_campaigns(store.cursor(), "base", "new")
+    finally:
+        store.close()
+    row = next(c for c in change.cells if c.metric == "events_per_second")
+    assert row.flags == ["NEW:CONFOUNDED"] and row.verdict == "inconclusive", (row.flags, row.verdict, row.sentence)
+    said = row.flag_details["NEW:CONFOUNDED"]
+    assert "8 host runs ran a tool executable through an emulator" in said, said

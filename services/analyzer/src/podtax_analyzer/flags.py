@@ -70,10 +70,14 @@ def confounded(cell: CellData) -> str | None:
         return way
     if h.n == 0 or p.n == 0:  # one side (a one-environment cell, or the other side's runs missing)
         s = h if h.n else p
-        if len(s.units) < 2:
-            return None
-        return (f"Not comparable: {side_name(s.env, cell.pair)} runs reported {cell.metric} in "
-                f"{' + '.join(s.units)}, so their values are not in one unit and their median means nothing.")
+        if len(s.units) >= 2:
+            return (f"Not comparable: {side_name(s.env, cell.pair)} runs reported {cell.metric} in "
+                    f"{' + '.join(s.units)}, so their values are not in one unit and their median means nothing.")
+        if s.n_emulated:  # its median is the emulator's speed, not the node's (compared between campaigns)
+            return (f"Not comparable: {emulated_said(s, cell)}, so its {side_name(s.env, cell.pair)} median "
+                    f"({fmt_value(float(np.median(s.values)), cell.unit)} {cell.unit}) measured the emulator, not "
+                    f"the node.")
+        return None
     base, cand = names(cell)
     if len({*h.units, *p.units}) > 1:  # values in two units cannot be divided (a producer changed its unit)
         return units_differ(cell.metric, (base, h.units), (cand, p.units), "ratio")
@@ -98,8 +102,7 @@ def archs_differ(cell: CellData, base: str, cand: str) -> list[str]:
     agent (no tool_arch) differs from none. Runs whose executable ran through an emulator (an EMULATED run flag: an
     x86_64 sysbench under qemu-user on an arm64 node) measured the emulator."""
     h, p = cell.host, cell.pod
-    problems = [f"{plural(s.n_emulated, side_name(s.env, cell.pair) + ' run')} ran a tool executable through an "
-                f"emulator (\"{s.emulated_example}\")" for s in (h, p) if s.n_emulated]
+    problems = [emulated_said(s, cell) for s in (h, p) if s.n_emulated]
     if h.tool_archs and p.tool_archs and h.tool_archs != p.tool_archs:
         problems.append(f"{base} runs' executables were built for {' + '.join(h.tool_archs)} and {cand} runs' for "
                         f"{' + '.join(p.tool_archs)}")
@@ -108,6 +111,12 @@ def archs_differ(cell: CellData, base: str, cand: str) -> list[str]:
             problems.append(f"{side_name(s.env, cell.pair)} runs mixed executables built for "
                             f"{' + '.join(s.tool_archs)}")
     return problems
+
+
+def emulated_said(s: Side, cell: CellData) -> str:
+    """'8 pod runs ran a tool executable through an emulator ("EMULATED: ...")'."""
+    return (f"{plural(s.n_emulated, side_name(s.env, cell.pair) + ' run')} ran a tool executable through an "
+            f"emulator (\"{s.emulated_example}\")")
 
 
 def absent_phase(cell: CellData) -> str | None:
