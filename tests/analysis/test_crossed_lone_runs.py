@@ -133,3 +133,23 @@ def test_a_two_run_group_beside_one_lone_run_says_each_run_once(con):
     assert "Besides" not in detail and "1 of 10 pod runs (1001 events/s) was 186.0% faster than the other 9 pod " \
         "runs' median of 350.0 events/s" in detail, detail
     assert detail.split(": each side's runs")[0].removeprefix("Outliers: ") in c.sentence, (detail, c.sentence)
+
+
+WIDE = [1 + 10 * (x - 1) for x in NOISE]  # +-4%: a run 20% off scores 5.3, inside the cutoff of 6 (10 runs)
+WIDER = [1 + 12 * (x - 1) for x in NOISE]
+
+
+@pytest.mark.parametrize(("host", "pod"), [
+    # the host's run on the slow machine scores 5.3, inside its side's cutoff: only the pod's was an outlier, and
+    # the ratio of medians read the machine gap as a tax ('Pod 19.2% slower than host')
+    ([1000 * x for x in WIDE] + [800.0], [1000.0] + [800 * x for x in WIDE]),
+    # +-4.8%: both runs inside their sides' cutoffs (4.4 and 5.5), no outlier: 'Pod 19.0% slower than host'
+    ([1000 * x for x in WIDER] + [800.0], [1000.0] + [800 * x for x in WIDER]),
+], ids=["host-run-inside-cutoff", "both-inside-cutoff"])
+def test_a_slow_machine_at_80_percent_run_9_1_gives_no_verdict(con, host, pod):
+    c = one_cell(con, host, pod)
+    assert c.verdict == "inconclusive" and c.crossed_lone_runs, c.sentence
+    assert "1 of 10 host runs (800.0 events/s) was 20.0% slower than the other 9 host runs' median of" in c.sentence \
+        and c.sentence.endswith("and run the cell again)."), c.sentence
+    assert [o.env for o in c.outliers] == ["host", "kubernetes"], c.outliers  # each side's run, in the table too
+    assert "(modified z-score above 3.5" in c.flag_details["OUTLIERS"], c.flag_details  # the cutoff it lies beyond
