@@ -97,7 +97,7 @@ async def test_a_mark_whose_failure_was_not_recorded_is_removed_by_the_next_runn
         await wait_for(lambda: "campaign cp-late finished" in caplog.text, 90, "the second attempt's failure stored")
         await wait_for(lambda: [r[0] for r in s.query(QUERY)] == ["failed"], 30, "its failure in the analyzer")
     assert not mark.exists()
-    assert f"the pending DELETE_REFUSED result {mark} is of a run whose failure was not recorded: removed" \
+    assert f"the pending DELETE_REFUSED result {mark} is of a run whose failure was not recorded as reported: removed" \
         in caplog.text, caplog.text
     assert "go as a result flagged DELETE_REFUSED" not in caplog.text, caplog.text  # the first attempt's: not sent
 

@@ -128,7 +128,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
         # before any run is resumed: no timeline is being written (a temporary file left is a crash's)
         await asyncio.to_thread(self.controlplane.prune_measured, self.in_flight(), 0, True)
         await self.controlplane.send_pending([state.stamped(s.run) for state in active for s in state.runs.values()
-                                              if s.status == "dispatched" and s.reported_at is None])  # not reported
+                                              if s.status == "dispatched" and s.reported_at is None], kept_copies)
         for state in active:
             for s in state.runs.values():
                 if s.status != "dispatched":

@@ -21,9 +21,9 @@ from podtax import config, events, templates
 from podtax.oneline_args import OneLineParser, a_file
 
 from podtax_runner.controlplane.common import Aborted
-from podtax_runner.controlplane.dispatch import delete_refused
 from podtax_runner.controlplane.execute import execute, measured_of
 from podtax_runner.controlplane.nomad import NomadConfig
+from podtax_runner.controlplane.pending import delete_refused
 
 
 def main(argv: list[str] | None = None) -> int:

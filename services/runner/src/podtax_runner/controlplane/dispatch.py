@@ -9,15 +9,13 @@ import contextlib
 import json
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from datetime import datetime
 from pathlib import Path
 
 from podtax import events
 from podtax.bus import Bus
 from podtax.config import RunnerSettings
-from podtax.parsers import ParseFailure, parse_run
-from podtax.parsers.timeline_aborted import MARK
 
 from podtax_runner.controlplane import cleanup, kubeapi, pending
 from podtax_runner.controlplane.common import Aborted, allowance
@@ -121,7 +119,7 @@ def keep_file(exc: BaseException, run: events.RunSpec, spool_dir: Path | None,
     text, bound = tl.jsonl(), sum(1 for r in tl.objects.values() if len(r.t) > 1)
     what = f"its timeline of the {bound} object(s) it timed before it ended (" + (
         "its deletes were refused after every create and bind: a result flagged DELETE_REFUSED, its delete phases "
-        "left out" if delete_refused(tl, run.test) else "not a result: marked aborted") + ")"
+        "left out" if pending.delete_refused(tl, run.test) else "not a result: marked aborted") + ")"
     if spool_dir is not None:
         folder = spool_dir / MEASURED_DIR
         try:
@@ -143,18 +141,6 @@ def keep_file(exc: BaseException, run: events.RunSpec, spool_dir: Path | None,
     return f"{what} is in the runner's log (`measured timeline of run {run.run_id}`)", None
 
 
-def delete_refused(tl: Timeline, test: str) -> bool:
-    """Whether the parser makes a result flagged DELETE_REFUSED of a failed run's kept timeline: its deletes were
-    refused (execute.keep's mark) after every object's create and bind (parsers/timeline_aborted.py decides)."""
-    if not (tl.aborted and tl.aborted.get(MARK)):
-        return False
-    try:
-        parse_run(test, tl.jsonl())
-    except ParseFailure:
-        return False
-    return True
-
-
 class ControlPlaneExecutor:
     def __init__(self, settings: RunnerSettings, bus: Bus) -> None:
         self.settings, self.bus = settings, bus
@@ -167,6 +153,7 @@ class ControlPlaneExecutor:
         self.tasks: set[asyncio.Task[None]] = set()
         self.on_reported: Callable[[events.RunSpec], Awaitable[bool | None]] | None = None  # timeline/failure sent
         self.in_flight: Callable[[], set[str]] = set  # the run ids the runner's state has in flight (Runner sets it)
+        self.after_resend: dict[str, Path] = {}  # run id -> its pending mark, sent once its kept failure is (_resend)
 
     def launch(self, run: events.RunSpec, resume: bool = False) -> None:
         """Run it; `resume` (a run in flight when the runner stopped): remove what it left, then run it again."""
@@ -223,7 +210,7 @@ class ControlPlaneExecutor:
             kept, path = await asyncio.to_thread(self._keep, exc, run, self.unreported())
             tl = measured_of(exc)  # parsed off the event loop, as keep_measured writes: CPU work (review r6)
             result = await self._mark(run, tl, started, path) if tl is not None and await asyncio.to_thread(
-                delete_refused, tl, run.test) else None  # marked pending before its failure is reported
+                pending.delete_refused, tl, run.test) else None  # marked pending before its failure is reported
             reported = await self._fail(run, exc.reason, f"{exc.detail}; {kept}" if kept else exc.detail, started)
             if reported and result:  # not reported (the runner stopping): the next one removes the mark, runs it again
                 await self._send_result(run, *result, "")
@@ -306,42 +293,49 @@ class ControlPlaneExecutor:
         log.log(logging.WARNING if kept else logging.INFO, "control-plane run %s: its create and bind figures%s go as "
                 "a result flagged DELETE_REFUSED", run.run_id, earlier)
 
-    async def send_pending(self, unreported: list[events.RunSpec]) -> None:
-        """Send the DELETE_REFUSED results an earlier runner left pending (pending.py), each from its kept file. Said
-        and removed, not sent: the mark of a run in `unreported` (in flight, its failure not recorded: the run runs
-        again, or its kept failure is sent, as before marks came first), one that does not read or whose raw log cannot
-        be made (a start before 2000 or more than a day ahead: it crashed the runner at every start, review r2); the
-        kept file stays. One above the max_payload of the server met now stays pending, said in an error naming the
-        size to raise it to (it was taken for NATS away every 10 s for as long as the runner ran)."""
+    async def send_pending(self, unreported: list[events.RunSpec], kept: Collection[str] = ()) -> None:
+        """Send the DELETE_REFUSED results an earlier runner left pending (pending.py), each from its kept file. The
+        mark of a run in `unreported` (in flight, its failure not recorded as reported) is removed, said, not sent:
+        the run runs again; unless its run id is in `kept` (its failure, refused by NATS, kept by an earlier runner:
+        outbox.KEPT): then the result goes once resend's copy of the failure is taken (_resend), not before (sent
+        beside it, the failure recorded after it; removed, the result was lost: review rC (iii))."""
         if self.settings.runner_spool_dir is None:
             return
-        again = {measured_name(run) for run in unreported}
+        again = {measured_name(run): run.run_id for run in unreported}
         for mark in await asyncio.to_thread(pending.marks, self.settings.runner_spool_dir / MEASURED_DIR):
-            if mark.name.removesuffix(pending.SUFFIX) in again:
-                log.info("the pending DELETE_REFUSED result %s is of a run whose failure was not recorded: removed, "
-                         "not sent (the run runs again, or its failure an earlier runner kept is sent)", mark)
+            if (rid := again.get(mark.name.removesuffix(pending.SUFFIX))) is not None and rid in kept:
+                self.after_resend[rid] = mark
+            elif rid is not None:
+                log.info("the pending DELETE_REFUSED result %s is of a run whose failure was not recorded as "
+                         "reported: removed, not sent (the run runs again)", mark)
                 with contextlib.suppress(OSError):
                     await asyncio.to_thread(mark.unlink)
-                continue
-            try:
-                run, started, text = await asyncio.to_thread(pending.read, mark)
-                event = self._log_event(run, text, started)
-            except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
-                log.warning("the pending DELETE_REFUSED result %s could not be read (%s): removed, not sent (its "
-                            "kept file stays)", mark, " ".join(str(exc).split()))
-                with contextlib.suppress(OSError):
-                    await asyncio.to_thread(mark.unlink)
-                continue
-            kept = str(mark.with_name(mark.name.removesuffix(pending.SUFFIX)))
-            if (size := pending.wire_bytes(self.bus, event)) > self.bus.nc.max_payload:  # a server that came back lower
-                log.error("the pending DELETE_REFUSED result %s (run %s) is %s bytes as a raw log, above NATS "
-                          "max_payload (%s): kept pending, not sent; raise max_payload in nats-server to at least %s "
-                          "and restart the runner to send it", mark, run.run_id, f"{size:,}",
-                          f"{self.bus.nc.max_payload:,}", f"{size:,}")
-                continue
-            task = asyncio.create_task(self._send_result(run, event, mark, kept), name=f"control-plane {run.run_id}")
-            self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
+            elif result := await self._pending(mark):
+                task = asyncio.create_task(self._send_result(*result), name=f"control-plane {result[0].run_id}")
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
+
+    async def _pending(self, mark: Path) -> tuple[events.RunSpec, events.RawLogV1, Path, str] | None:
+        """A pending mark's run, raw log, mark and kept file. None, said: a mark that does not read or whose raw log
+        cannot be made (a start before 2000 or more than a day ahead: it crashed the runner at every start, review
+        r2), removed (its kept file stays); one above the max_payload of the server met now, kept pending, said in an
+        error naming the size to raise it to (it was taken for NATS away every 10 s for as long as the runner ran)."""
+        try:
+            run, started, text = await asyncio.to_thread(pending.read, mark)
+            event = self._log_event(run, text, started)
+        except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+            log.warning("the pending DELETE_REFUSED result %s could not be read (%s): removed, not sent (its "
+                        "kept file stays)", mark, " ".join(str(exc).split()))
+            with contextlib.suppress(OSError):
+                await asyncio.to_thread(mark.unlink)
+            return None
+        if (size := pending.wire_bytes(self.bus, event)) > self.bus.nc.max_payload:  # a server that came back lower
+            log.error("the pending DELETE_REFUSED result %s (run %s) is %s bytes as a raw log, above NATS "
+                      "max_payload (%s): kept pending, not sent; raise max_payload in nats-server to at least %s "
+                      "and restart the runner to send it", mark, run.run_id, f"{size:,}",
+                      f"{self.bus.nc.max_payload:,}", f"{size:,}")
+            return None
+        return run, event, mark, str(mark.with_name(mark.name.removesuffix(pending.SUFFIX)))
 
     async def _fail(self, run: events.RunSpec, reason: str, detail: str, started: object) -> bool:
         """Publish the run's failure; True once NATS took it."""
@@ -362,8 +356,11 @@ class ControlPlaneExecutor:
         return self.outbox.holding()
 
     async def _resend(self, run: events.RunSpec, event: events.Envelope) -> None:
+        mark = self.after_resend.pop(run.run_id, None)  # its DELETE_REFUSED result: after the failure (send_pending)
         if await self.outbox.resend(run, event):
             await self._reported(run)
+            if mark is not None and (result := await self._pending(mark)):
+                await self._send_result(*result)
 
     async def _reported(self, run: events.RunSpec) -> None:
         """Recorded as reported; then its kept report, if any, goes (outbox.release)."""

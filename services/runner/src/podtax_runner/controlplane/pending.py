@@ -19,7 +19,10 @@ from pathlib import Path
 
 from podtax import events
 from podtax.bus import Bus
+from podtax.parsers import ParseFailure, parse_run
+from podtax.parsers.timeline_aborted import MARK
 
+from podtax_runner.controlplane.timeline import Timeline
 from podtax_runner.spool import write_atomic
 
 SUFFIX = ".pending"
@@ -68,3 +71,15 @@ def wire_bytes(bus: Bus, event: events.Envelope) -> int:
     headers = bus._headers(event)  # what Bus.publish sends: Nats-Msg-Id, and the trace context when a span is current
     return (len(events.encode(event)) + len(b"NATS/1.0\r\n\r\n")
             + sum(len(f"{k}: {v}\r\n".encode()) for k, v in headers.items()))
+
+
+def delete_refused(tl: Timeline, test: str) -> bool:
+    """Whether the parser makes a result flagged DELETE_REFUSED of a failed run's kept timeline: its deletes were
+    refused (execute.keep's mark) after every object's create and bind (parsers/timeline_aborted.py decides)."""
+    if not (tl.aborted and tl.aborted.get(MARK)):
+        return False
+    try:
+        parse_run(test, tl.jsonl())
+    except ParseFailure:
+        return False
+    return True
