@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from podtax import busconsume, config, events, localauth, natsauth, natsfetch, natsserver, subjects
 from podtax.bus import Bus, ConsumerSpec
-from podtax_host_agent import guard, service
+from podtax_host_agent import guard, measured, service
 
 from tests.integration.harness import wait_for
 from tests.integration.secured import buses_fixture, connect, secured_fixture  # noqa: F401 - fixtures
@@ -101,7 +101,7 @@ async def test_a_cancelled_campaigns_host_run_is_stopped_and_none_starts_after(b
         assert guard.group_members(pgid) == [] and guard.marked(record["marker"]) == [], "every process of it is gone"
         assert not (tmp_path / "state" / guard.RECORD).exists()
         # noted after its failure's publish (the agent, resumed by the publish's ack, writes it then): waited for
-        await wait_for(lambda: guard.last_reported(tmp_path / "state") == "long-1", 10,
+        await wait_for(lambda: guard.last_reported(tmp_path / "state") == measured.key(_run("long-1")), 10,
                        "the run noted reported (its redelivery is not run)")
         assert list((tmp_path / "state" / "outbox").glob("*")) == [], "nothing half-stored"
 
@@ -439,7 +439,7 @@ async def test_the_reported_note_names_its_stream_so_a_hosts_clock_behind_the_se
         os.utime(tmp_path / "state" / guard.REPORTED, (host_time, host_time))
         again = service.Agent(_settings(nats_url, tmp_path), bus)
         await again.learn_stream()
-        assert "d-1" in again.done, "reported in this very NATS, forgotten: its redelivery runs again"
+        assert measured.key(log.run) in again.done, "reported in this very NATS, forgotten: its redelivery runs again"
     finally:
         await bus.close()
 

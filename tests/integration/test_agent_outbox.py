@@ -20,7 +20,7 @@ import nats
 import pytest
 from podtax import config, events, natsserver, subjects
 from podtax.bus import Bus, BusError
-from podtax_host_agent import guard, outbox, service
+from podtax_host_agent import guard, measured, outbox, service
 from podtax_host_agent.service import Agent
 
 from tests.integration.test_agent_cancel import _blind_agent
@@ -233,7 +233,7 @@ async def test_with_the_stream_unknown_at_start_a_run_noted_in_an_earlier_nats_i
         await agent.handle(events.run_requested(_run("d-1"), "podtax/runner"))
         await nc.flush()
         assert [e["data"]["run"]["run_id"] for e in logs] == ["d-1"], "acked as reported already, never measured"
-        assert agent.stream and guard.last_reported(tmp_path / "state") == "d-1"
+        assert agent.stream and guard.last_reported(tmp_path / "state") == measured.key(_run("d-1"))
 
 
 @pytest.mark.parametrize("asked_by", ["cancellation", "request"])
@@ -352,7 +352,7 @@ async def test_the_noted_run_with_nats_not_answering_is_not_acked_unmeasured(nat
         assert [e["data"]["run"]["run_id"] for e in logs] == ["d-1"], "acked with nothing measured or published"
         assert len([r for r in caplog.records if "measured again" in r.message]) == 1
         started = dt.datetime.fromisoformat(logs[0]["data"]["started_at"]).timestamp()
-        assert guard.last_reported_note(tmp_path / "state") == ("d-1", f"@{started:.6f}")
+        assert guard.last_reported_note(tmp_path / "state") == (measured.key(_run("d-1")), f"@{started:.6f}")
 
 
 async def test_requests_with_the_stream_unknown_ask_for_it_once_a_minute(nats_url: str, tmp_path: Path,

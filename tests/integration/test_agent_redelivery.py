@@ -12,7 +12,7 @@ import nats
 import pytest
 from podtax import config, events, subjects
 from podtax.bus import Bus
-from podtax_host_agent import guard, service
+from podtax_host_agent import guard, measured, service
 from podtax_host_agent.service import Agent
 
 NODE = "n1"
@@ -44,7 +44,7 @@ async def test_a_restarted_agent_does_not_run_the_request_it_reported_again(nats
         await first.handle(request)
         await nc.flush()
         assert logs == ["redelivered-1"]
-        assert guard.last_reported(tmp_path / "state") == "redelivered-1"
+        assert guard.last_reported(tmp_path / "state") == measured.key(run)  # the run id and its submission
 
         second = Agent(settings, bus)  # the restart: the unacked request comes back
         await second.refresh_facts()
@@ -53,9 +53,9 @@ async def test_a_restarted_agent_does_not_run_the_request_it_reported_again(nats
         await second.handle(events.run_requested(other, "test"))  # the next request runs as usual
         await nc.flush()
         assert logs == ["redelivered-1", "next-1"], "the reported run was not run again"
-        assert guard.last_reported(tmp_path / "state") == "next-1"
-        # the run noted before the start by its run id, those reported since by their log's event id (measured.key)
-        assert list(second.done) == ["redelivered-1", "next-1.log"]
+        assert guard.last_reported(tmp_path / "state") == measured.key(other)
+        # the run noted before the start and those reported since, by their log's event id (measured.key)
+        assert list(second.done) == ["redelivered-1.log", "next-1.log"]
         monkeypatch.setattr(service, "DONE_KEEP", 2)  # the memory of reported runs is bounded, oldest out
         await second.handle(events.run_requested(run.model_copy(update={"run_id": "last-1"}), "test"))
         assert list(second.done) == ["next-1.log", "last-1.log"]
@@ -81,6 +81,6 @@ async def test_an_agent_killed_after_publishing_has_already_noted_the_run(nats_u
         monkeypatch.setattr(service.outbox, "remove", killed)
         with pytest.raises(SystemExit):
             await agent.handle(events.run_requested(run, "test"))
-        assert guard.last_reported(tmp_path / "state") == "killed-1"
+        assert guard.last_reported(tmp_path / "state") == measured.key(run)
     finally:
         await bus.close()

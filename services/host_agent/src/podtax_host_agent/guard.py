@@ -39,8 +39,10 @@ RECORD = "running.json"
 # stream (the creation time NATS gives it, datetime.isoformat(): Agent.learn_stream), or, when that was unknown, '@'
 # and when the note was written (epoch seconds, the host's clock; an older agent's note without one: its file's mtime)
 _NATS = re.compile(r"[0-9][-0-9T:.+Z]{0,39}|@[0-9]{1,12}(\.[0-9]{1,6})?")
-REPORTED = "reported"  # the run id whose log was published last, a space, its NATS
-REPORTED_BYTES = 256  # a run id of 200 characters (events.RunId), a space, a NATS of 40 and a newline
+# the run whose log was published last, a space, its NATS: the run by its log's event id (measured.key: the run id
+# and its submission), or, an older agent's note, its run id alone
+REPORTED = "reported"
+REPORTED_BYTES = 272  # an event id of 225 characters (a run id of 200, events.RunId), a space, a NATS of 40, a newline
 # the campaigns cancelled last, newest last, a line each: its name, a space, the NATS it was cancelled in
 CANCELLED = "cancelled"
 CANCELLED_KEEP = 1000
@@ -171,19 +173,19 @@ def clear(state_dir: Path) -> None:
     (state_dir / RECORD).unlink(missing_ok=True)
 
 
-def reported(state_dir: Path, run_id: str, nats: str = "") -> None:
-    """Note that `run_id`'s log is on the bus of `nats` (its events stream; '' unknown: the note's time). An agent
-    killed before it acked the request gets the request again when it restarts: it is the last run it reported, and
-    must not run twice."""
+def reported(state_dir: Path, run_key: str, nats: str = "") -> None:
+    """Note that the log of the run `run_key` (measured.key: the run id and its submission) is on the bus of `nats`
+    (its events stream; '' unknown: the note's time). An agent killed before it acked the request gets the request
+    again when it restarts: it is the last run it reported, and must not run twice."""
     owndir.make(state_dir)
     tmp = state_dir / f".{REPORTED}.tmp"
-    tmp.write_text(f"{run_id} {nats or noted_now()}")
+    tmp.write_text(f"{run_key} {nats or noted_now()}")
     tmp.replace(state_dir / REPORTED)
 
 
 def last_reported_note(state_dir: Path) -> tuple[str, str] | None:
-    """The run reported last and its NATS (an older agent's note, the run id alone: '@' and the note's mtime), read
-    as the cancelled campaigns are (_read_note)."""
+    """The run reported last (its key; an older agent's note, its run id) and its NATS (a note naming none: '@' and
+    the note's mtime), read as the cancelled campaigns are (_read_note)."""
     if (note := _read_note(state_dir / REPORTED, REPORTED_BYTES, "no run remembered as reported")) is None:
         return None
     text, written = note

@@ -12,11 +12,11 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from podtax import subjects
+from podtax import events, subjects
 from podtax.bus import Bus
 from podtax.config import HostAgentSettings
 
-from podtax_host_agent import guard, outbox
+from podtax_host_agent import guard, measured, outbox
 
 log = logging.getLogger("podtax.host_agent")
 DONE_KEEP = 10_000  # runs remembered as reported (their log's event ids, about 1 MB), and as many cancelled campaigns
@@ -114,15 +114,19 @@ class NatsIdentity:
         if not self.stream and time.monotonic() - self.stream_asked >= STREAM_ASK_S:
             await self.learn_stream()
 
-    async def learn_stream_for(self, run_id: str) -> None:
+    def noted_is(self, run: events.RunSpec) -> bool:
+        """Whether `run` is the run noted reported before the start, not judged yet: the note holds its key (the run id
+        and its submission, measured.key), or, an older agent's, its run id alone."""
+        return self.noted is not None and self.noted[0] in (measured.key(run), run.run_id)
+
+    async def learn_stream_for(self, run: events.RunSpec) -> None:
         """A run request with the stream unknown: asked at once when the run is the one noted reported or has a kept
         log (both are judged by it), else at most every STREAM_ASK_S (the kept logs waiting are published then); an
         answer is waited for REQUEST_ASK_S at most. Not every request: NATS hanging on stream info while its consumers
         deliver, each waited 10 s (two requests acked as reported already took 20 s, review hR8)."""
         if self.stream:
             return
-        judged = bool(self.noted and self.noted[0] == run_id) or (
-            not self.state_dir_problem() and run_id in outbox.kept(self.state_dir))
+        judged = self.noted_is(run) or (not self.state_dir_problem() and run.run_id in outbox.kept(self.state_dir))
         if judged or time.monotonic() - self.stream_asked >= STREAM_ASK_S:
             await self.learn_stream(REQUEST_ASK_S)
 

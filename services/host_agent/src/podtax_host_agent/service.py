@@ -55,8 +55,8 @@ class Agent(NatsIdentity):
         self.state_dir = owndir.state_dir(settings)
         # runs whose log is published (or stopped, cancelled), newest last (redelivery guard), by their log's event
         # id: the run id and its submission (measured.key), as measured's, so the same run id of another submission
-        # still runs; the run noted last before this start by its run id alone (the note holds no submission; it
-        # survives a restart). Bounded: a request comes back only while unacked, one at a time: the recent ones do.
+        # still runs; the run noted last before this start too (the note holds its key; an older agent's note, the
+        # run id alone). Bounded: a request comes back only while unacked, one at a time: the recent ones do.
         # The run noted last and its NATS, judged once the events stream is known (learn_stream).
         self.noted = guard.last_reported_note(self.state_dir)
         self.done: dict[str, None] = dict.fromkeys([self.noted[0]] if self.noted else [])
@@ -188,13 +188,13 @@ class Agent(NatsIdentity):
         run = event.data.run
         if run.env != "host" or run.node != self.node:
             raise Permanent(f"run {run.run_id} is for {run.env}/{run.node}, not host/{self.node}")
-        await self.learn_stream_for(run.run_id)  # the stream unknown: its note, its kept log are judged by it
-        if not self.stream and self.noted and run.run_id == self.noted[0]:  # a second log of it: de-duplicated
+        await self.learn_stream_for(run)  # the stream unknown: its note, its kept log are judged by it
+        if not self.stream and self.noted and self.noted_is(run):  # a second log of it: de-duplicated
             log.warning("run %s is noted reported, but the events stream is unknown: in this NATS or an earlier one "
                         "cannot be told; measured again", run.run_id)
-            self.done.pop(run.run_id, None)
+            self.done.pop(self.noted[0], None)
             self.noted = None
-        done = measured.key(run) in self.done or run.run_id in self.done  # run.run_id: the run noted before the start
+        done = measured.key(run) in self.done or run.run_id in self.done  # run.run_id: an older agent's note
         if done or measured.counts(self.measured, run, self.stream):
             log.info("run %s was run (or refused) and reported already; not running it again", run.run_id)
             return
@@ -278,7 +278,7 @@ class Agent(NatsIdentity):
             await self.refuse(run, "cancelled", f"campaign {run.campaign} was cancelled; the run was stopped after "
                                                 f"{(out.ended_at - out.started_at).total_seconds():.1f} s", "cancelled")
             if not self.state_dir_problem():
-                guard.reported(self.state_dir, run.run_id, self.stream)  # its redelivery is skipped
+                guard.reported(self.state_dir, measured.key(run), self.stream)  # its redelivery is skipped
             self.remember(run)
             return
         raw = events.RawLog(run=run, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code,
@@ -318,7 +318,7 @@ class Agent(NatsIdentity):
         # (the analyzer stores a run once), where the other order left nothing saying the run was done
         if not unsafe:
             measured.add(self.state_dir, self.measured, event.data.run, nats)
-            guard.reported(self.state_dir, run_id, nats)
+            guard.reported(self.state_dir, measured.key(event.data.run), nats)
             outbox.remove(self.state_dir, run_id)
         self.remember(event.data.run)
 
