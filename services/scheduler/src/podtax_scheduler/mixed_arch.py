@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from podtax.archfamily import emulated, family
 
+from podtax_scheduler.model import ARCH_LABEL
 from podtax_scheduler.state import ClusterState
 
 MIXED_ARCH = "BenchmarkMixedArch"  # the Warning Event's reason: the candidates' scores name other tool architectures
@@ -107,6 +108,24 @@ def emulated_here(tool_archs: tuple[str, ...], state: ClusterState, node: str) -
     info = state.nodes.get(node)
     label = info.arch if info is not None and not info.simulated else None
     return bool(tool_archs) and label is not None and all(emulated(a, label) for a in tool_archs)
+
+
+def emulated_by_label(by_slot: dict[int, str], skip: dict[int, object], state: ClusterState) -> dict[int, str]:
+    """The slots (of by_slot: a group's "+"-joined tool architectures, less those in skip) whose score emulated_here
+    takes as EMULATED, each with "<tool archs> on <label>"; judged once per tool architectures and label."""
+    out: dict[int, str] = {}
+    seen: dict[tuple[str, str | None], bool] = {}
+    for i, joined in by_slot.items():
+        info = state.nodes.get(str(state.names[i]))
+        if i in skip or info is None or info.simulated:
+            continue
+        label = info.labels.get(ARCH_LABEL)
+        said = seen.get((joined, label))
+        if said is None:
+            said = seen[(joined, label)] = emulated_here(tuple(joined.split("+")), state, str(state.names[i]))
+        if said:
+            out[i] = f"{joined} on {info.arch}"
+    return out
 
 
 def mixed_said(state: ClusterState, mixed: dict[tuple[str, str], list[int]]) -> str:

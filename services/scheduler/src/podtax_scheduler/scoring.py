@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -67,7 +67,7 @@ from podtax_scheduler import prefilter
 from podtax_scheduler.mixed_arch import (
     MIXED_ARCH,
     ToolArchs,
-    emulated_here,
+    emulated_by_label,
     may_mix,
     mixed_archs,
     mixed_said,
@@ -103,11 +103,12 @@ class _Columns:
     low: np.ndarray  # lower 95% bound of the speed (the noise band without an interval); NaN: no score
     n: np.ndarray
     ts: np.ndarray
-    blocked: np.ndarray  # bool: flagged evidence (by the analyzer or, EMULATED, by the node's label)
+    blocked: np.ndarray  # bool: evidence the analyzer flagged
     flags: dict[int, tuple[str, ...]]  # slot -> the analyzer's flags that block it
-    by_label: dict[int, str]  # slot -> "<tool archs> on <its kubernetes.io/arch>", where only the label says EMULATED
     archs: ToolArchs  # the tool architectures the scores name, by slot (mixed_arch.py)
-    static_gen: int  # the nodes' labels read (EMULATED by a node's kubernetes.io/arch)
+    by_label: dict[int, str] = field(default_factory=dict)  # slot -> "<tool archs> on <label>": EMULATED by the label
+    label_blocked: np.ndarray | None = None  # blocked, and by_label's slots (BenchmarkScore._blocked, at label_gen)
+    label_gen: int = -1
 
 
 def wanted_metric(test: str, params_key: str) -> str | None:
@@ -209,8 +210,7 @@ class BenchmarkScore:
 
     def _columns(self, group: Group, version: int, state: ClusterState) -> _Columns:
         cached = self._cache.get(group)
-        if (cached is not None and cached.layout_gen == state.layout_gen and cached.version == version
-                and cached.static_gen == state.static_gen):
+        if cached is not None and cached.layout_gen == state.layout_gen and cached.version == version:
             return cached
         version, scores = self.store.snapshot(group)
         size = state.size
@@ -218,7 +218,6 @@ class BenchmarkScore:
         n, ts = np.zeros(size), np.zeros(size)
         blocked = np.zeros(size, dtype=bool)
         flags: dict[int, tuple[str, ...]] = {}
-        by_label: dict[int, str] = {}
         archs: dict[int, str] = {}
         for node, s in scores.items():
             i = state.slot.get(node)
@@ -243,14 +242,23 @@ class BenchmarkScore:
             bad = tuple(f for f in s.flags if f in self.ignore_flags)
             if bad:
                 blocked[i], flags[i] = True, bad
-            elif "EMULATED" in self.ignore_flags and emulated_here(s.tool_archs, state, node):
-                blocked[i], by_label[i] = True, f"{'+'.join(s.tool_archs)} on {state.nodes[node].arch}"
             if s.tool_archs:
                 archs[i] = "+".join(s.tool_archs)
-        cols = _Columns(state.layout_gen, version, speed, low, n, ts, blocked, flags, by_label, ToolArchs(archs),
-                        state.static_gen)
+        cols = _Columns(state.layout_gen, version, speed, low, n, ts, blocked, flags, ToolArchs(archs))
         self._cache[group] = cols
         return cols
+
+    def _blocked(self, cols: _Columns, state: ClusterState) -> np.ndarray:
+        """cols.blocked and the scores taken as EMULATED from their node's label (mixed_arch.emulated_here; one the
+        analyzer flagged is named by its flags), read again when a node's labels may change: not the whole columns."""
+        if "EMULATED" not in self.ignore_flags:
+            return cols.blocked
+        if cols.label_blocked is None or cols.label_gen != state.static_gen:
+            by_label = emulated_by_label(cols.archs.by_slot, cols.flags, state)
+            label_blocked = cols.blocked.copy()
+            label_blocked[list(by_label)] = True
+            cols.by_label, cols.label_blocked, cols.label_gen = by_label, label_blocked, state.static_gen
+        return cols.label_blocked
 
     def _metric_groups(self, test: str) -> dict[Group, int]:
         out = {}
@@ -299,7 +307,7 @@ class BenchmarkScore:
         chosen: tuple[Group, _Columns] | None = None
         for group, version in sorted(groups.items()):  # strict ">" below: ties go to the first by text
             cols = self._columns(group, version, state)
-            usable = ~np.isnan(cols.speed[idx]) & (now - cols.ts[idx] <= self.ttl_s) & ~cols.blocked[idx]
+            usable = ~np.isnan(cols.speed[idx]) & (now - cols.ts[idx] <= self.ttl_s) & ~self._blocked(cols, state)[idx]
             if may_mix(cols.archs, state) and mixed_archs(cols.archs, state, idx[usable]):  # ranks nothing for it
                 usable[:] = False
             exact = wanted is not None and params_of(group[2]).keys() == wanted.keys()  # matched: same values
@@ -315,7 +323,7 @@ class BenchmarkScore:
         `candidates`: the usable candidates' slots; a node whose score would mix tool architectures with theirs
         (mixed_archs) is not better measured, only otherwise built: left out. `pre`: the pod's PreFilter as decide()
         computed it (computed again when None)."""
-        usable = ~np.isnan(cols.speed) & (now - cols.ts <= self.ttl_s) & ~cols.blocked
+        usable = ~np.isnan(cols.speed) & (now - cols.ts <= self.ttl_s) & ~self._blocked(cols, state)
         usable[idx] = False
         if candidates.size:
             usable &= cols.speed > float(cols.speed[candidates].max())
@@ -343,8 +351,9 @@ class BenchmarkScore:
         speed = cols.speed[idx]
         has = ~np.isnan(speed)
         fresh = has & (now - cols.ts[idx] <= self.ttl_s)
-        usable = fresh & ~cols.blocked[idx]
-        stale, blocked = idx[has & ~fresh], idx[fresh & cols.blocked[idx]]
+        blocked_at = self._blocked(cols, state)[idx]
+        usable = fresh & ~blocked_at
+        stale, blocked = idx[has & ~fresh], idx[fresh & blocked_at]
         flagged = [int(i) for i in blocked if int(i) in cols.flags]
         labelled = [int(i) for i in blocked if int(i) not in cols.flags]
         bench.update(metric=group[1], params_key=group[2], covered=int(usable.sum()), stale=len(stale),
