@@ -22,7 +22,7 @@ from podtax_analyzer.reparse import reparse
 from podtax_analyzer.score_cache import ScoreCache
 from podtax_analyzer.scores import node_scores
 from podtax_analyzer.store import Store
-from test_tool_arch_confounded import CAPTURE, _cell, _eps, _log
+from tool_arch_synth import CAPTURE, cell_flags, eps_scores, run_result
 
 ARMHF = bytes.fromhex("7f454c4601010100000000000000000003002800010000009d65000034000000788b020000040005340020000a00"
                       "28001d001c00")
@@ -62,7 +62,7 @@ def test_a_nodes_score_from_an_emulated_tool_is_flagged(tmp_path: Path) -> None:
     stdout = CAPTURE.read_text()
     fields = {"pi": {"machine": "aarch64", "tool_arch": "x86_64"}, "pj": {"machine": "aarch64", "tool_arch": "aarch64"},
               "pk": {"machine": "aarch64", "tool_arch": "arm"}}
-    results = [_log(10 * k + i, "host", f, stdout, node) for k, (node, f) in enumerate(fields.items())
+    results = [run_result(10 * k + i, "host", f, stdout, node) for k, (node, f) in enumerate(fields.items())
                for i in range(6)]
     store = Store(tmp_path / "podtax.duckdb")
     try:
@@ -70,9 +70,9 @@ def test_a_nodes_score_from_an_emulated_tool_is_flagged(tmp_path: Path) -> None:
         published = {}
         for batch in (results[:9], results[9:]):  # pj's runs in both
             store.write_batch(batch)
-            published.update(_eps(cache.update(store, [r.data.run.run_id for r in batch])))
-        scores = _eps(node_scores(store.cursor()))
-        restored = _eps(ScoreCache().restore(store, []))
+            published.update(eps_scores(cache.update(store, [r.data.run.run_id for r in batch])))
+        scores = eps_scores(node_scores(store.cursor()))
+        restored = eps_scores(ScoreCache().restore(store, []))
         flagged = dict(store.cursor().execute(
             "SELECT node, count(*) FILTER (WHERE len(list_filter(flags, lambda f: starts_with(f, 'EMULATED: the "
             "tool''s executable is built for x86_64, the kernel is aarch64'))) > 0) FROM runs GROUP BY node"
@@ -101,7 +101,7 @@ def test_a_cell_of_emulated_runs_gives_no_ratio(tmp_path: Path, host: dict[str, 
                                                pod: dict[str, str] | list[dict[str, str]], words: list[str]) -> None:
     """The campaign report: a cell whose runs measured an emulator, on both sides alike too, or on the one side it
     has (no pod runs), is CONFOUNDED (no ratio), and says which runs and why."""
-    flags, why, _, _ = _cell(tmp_path, host, pod)
+    flags, why, _, _ = cell_flags(tmp_path, host, pod)
     assert "CONFOUNDED" in flags, flags
     for said in words:
         assert said in why, why
@@ -129,9 +129,9 @@ def test_runs_stored_before_the_flag_get_it_from_podtax_reparse(tmp_path: Path) 
     try:
         store.write_batch([events.raw_log(log, "test") for log in logs] + [derive(log) for log in logs])
         store.cursor().execute("UPDATE runs SET flags = []")  # as an analyzer before EMULATED stored them
-        assert [s.flags for s in _eps(node_scores(store.cursor())).values()] == [[]]
+        assert [s.flags for s in eps_scores(node_scores(store.cursor())).values()] == [[]]
         reparse(store)
-        (pi,) = _eps(node_scores(store.cursor())).values()
+        (pi,) = eps_scores(node_scores(store.cursor())).values()
     finally:
         store.close()
     assert (pi.n, pi.tool_archs, pi.flags) == (3, ["x86_64"], ["EMULATED"])
@@ -145,7 +145,8 @@ def test_a_comparison_of_a_campaign_of_emulated_runs_gives_no_verdict(tmp_path: 
     results = []
     for camp, fields in (("base", {"machine": "aarch64", "tool_arch": "aarch64"}), ("new", EMU)):
         for i in range(8):
-            result, late = _log(i, "host", fields, stdout), timedelta(hours=2 if camp == "new" else 0)  # no OVERLAP
+            result = run_result(i, "host", fields, stdout)
+            late = timedelta(hours=2 if camp == "new" else 0)  # new's runs after base's: no OVERLAP
             data = result.data.model_copy(update={
                 "run": result.data.run.model_copy(update={"run_id": f"{camp}-{i}", "campaign": camp}),
                 "started_at": result.data.started_at + late, "ended_at": result.data.ended_at + late})
@@ -160,3 +161,16 @@ def test_a_comparison_of_a_campaign_of_emulated_runs_gives_no_verdict(tmp_path: 
     assert row.flags == ["NEW:CONFOUNDED"] and row.verdict == "inconclusive", (row.flags, row.verdict, row.sentence)
     said = row.flag_details["NEW:CONFOUNDED"]
     assert "8 host runs ran a tool executable through an emulator" in said, said
+
+
+@pytest.mark.parametrize("flags", [["EMULATED"], ["CONFOUNDED", "EMULATED"]])
+def test_podtax_scores_says_only_the_emulated_builds_of_a_score_ran_through_an_emulator(flags: list[str]) -> None:
+    """A node whose runs used an arm64 sysbench and an x86_64 one (an amd64 image) on its aarch64 kernel: only the
+    x86_64 runs were emulated, so the row does not say the aarch64 build ran through the emulator."""
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    score = {"updated_at": (now - timedelta(hours=1)).isoformat(), "n": 8, "median": 90.0, "ci_low": 85.0,
+             "ci_high": 95.0, "flags": flags, "tool_archs": ["aarch64", "x86_64"]}
+    said = status(score, now, 86400.0)
+    assert said == (f"ignored: flagged {'/'.join(flags)} (its runs' tool executables were built for aarch64 + x86_64: "
+                    "those of an architecture this node's kernel runs only through an emulator, qemu-user, measured "
+                    "the emulator; install its native build)"), said

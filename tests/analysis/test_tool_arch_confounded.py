@@ -11,53 +11,18 @@ the block lines are benchwrap.render's, with the fields the wrapper prints on su
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
 import pytest
-from podtax import benchwrap, events
-from podtax.derive import derive
-from podtax_analyzer.comparisons import compare_campaign
 from podtax_analyzer.score_cache import ScoreCache
 from podtax_analyzer.scores import node_scores
 from podtax_analyzer.store import Store
+from tool_arch_synth import CAPTURE, cell_flags, eps_scores, run_result
 
-CAPTURE = Path(__file__).resolve().parents[1] / "corpus" / "sysbench" / "sbc-orange-pi-zero2" / "sysbench-cpu-1-thread"
-T0 = datetime(2026, 12, 1, 8, tzinfo=UTC)
 ARM64 = {"machine": "aarch64", "tool_arch": "aarch64"}  # a 64-bit tool on the arm64 node
 ARMV7 = {"machine": "aarch64", "tool_arch": "arm"}  # a 32-bit tool on the same node (armv7 image, 32-bit OS)
 OLD = {}  # an older wrapper or agent: neither field
-
-
-def _log(i: int, env: str, fields: dict[str, str], stdout: str, node: str = "pi") -> events.ResultV1:
-    run = events.RunSpec(run_id=f"r{i}", campaign="c", node=node, env=env, test="sysbench-cpu",
-                         params={"threads": 1, "max_prime": 10000}, timeout_s=60)
-    before = benchwrap.render("before", {"tool_version": "sysbench 1.0.18 (using system LuaJIT 2.1.0-beta3)",
-                                         "kernel": "6.1.0", "hw_threads": "4", **fields})
-    stderr = f"{before}\n{benchwrap.render('after', {})}\n"
-    start = T0 + timedelta(minutes=i)
-    log = events.RawLog(run=run, stdout=stdout.replace("705.24", f"{700 + i:.2f}"), stderr=stderr, exit_code=0,
-                        started_at=start, ended_at=start + timedelta(seconds=10))
-    result = derive(log)
-    assert isinstance(result, events.ResultV1), result
-    return result
-
-
-def _cell(tmp_path: Path, host: dict[str, str] | list[dict[str, str]],
-          pod: dict[str, str] | list[dict[str, str]]) -> tuple[list[str], str, str, str]:
-    """The cell of 8 host and 8 pod runs; a list gives each run's fields in turn (a history across an upgrade)."""
-    stdout = CAPTURE.read_text()
-    hosts, pods = (x if isinstance(x, list) else [x] * 8 for x in (host, pod))
-    results = ([_log(i, "host", f, stdout) for i, f in enumerate(hosts)]
-               + [_log(len(hosts) + i, "kubernetes", f, stdout) for i, f in enumerate(pods)])
-    store = Store(tmp_path / "podtax.duckdb")
-    try:
-        store.write_batch(results)
-        cell = next(c for c in compare_campaign(store.cursor(), "c").cells if c.metric == "events_per_second")
-    finally:
-        store.close()
-    return cell.flags, cell.flag_details.get("CONFOUNDED", ""), cell.host_tool_version, cell.pod_tool_version
 
 
 @pytest.mark.parametrize(("host", "pod", "words"), [
@@ -67,7 +32,7 @@ def _cell(tmp_path: Path, host: dict[str, str] | list[dict[str, str]],
     ([OLD] * 4 + [ARM64] * 4, ARMV7, "host runs' executables were built for aarch64 and pod runs' for arm")])
 def test_a_tool_of_another_architecture_on_one_side_is_confounded(tmp_path: Path, host: object, pod: object,
                                                                   words: str) -> None:
-    flags, why, host_build, pod_build = _cell(tmp_path, host, pod)  # type: ignore[arg-type]
+    flags, why, host_build, pod_build = cell_flags(tmp_path, host, pod)  # type: ignore[arg-type]
     assert "CONFOUNDED" in flags, flags
     assert words in why and "may come from the tool" in why, why
     assert host_build == pod_build  # the tool's own build on both sides
@@ -80,7 +45,7 @@ def test_a_tool_of_another_architecture_on_one_side_is_confounded(tmp_path: Path
     ids=["arm64", "armv7", "arm64-old-pod", "armv7l-kernel-old-pod", "armv7-old-pod", "old-host-armv7-pod",
          "armv7-host-upgraded"])
 def test_the_same_code_on_both_sides_or_unknown_is_not(tmp_path: Path, host: object, pod: object) -> None:
-    flags, why, host_build, pod_build = _cell(tmp_path, host, pod)  # type: ignore[arg-type]
+    flags, why, host_build, pod_build = cell_flags(tmp_path, host, pod)  # type: ignore[arg-type]
     assert "CONFOUNDED" not in flags, (flags, why, host_build, pod_build)
     assert host_build == pod_build
 
@@ -89,7 +54,7 @@ def test_a_nodes_score_across_the_agents_upgrade_is_not_confounded(tmp_path: Pat
     """A 32-bit Raspberry Pi OS node's host runs, 5 by the older agent (no fields) and 5 by the new one (arm on
     aarch64): one node score, not CONFOUNDED (the scheduler drops a CONFOUNDED node's score)."""
     stdout = CAPTURE.read_text()
-    results = [_log(i, "host", OLD if i < 5 else ARMV7, stdout) for i in range(10)]
+    results = [run_result(i, "host", OLD if i < 5 else ARMV7, stdout) for i in range(10)]
     store = Store(tmp_path / "podtax.duckdb")
     try:
         store.write_batch(results)
@@ -101,10 +66,6 @@ def test_a_nodes_score_across_the_agents_upgrade_is_not_confounded(tmp_path: Pat
     assert scores[0].tool_archs == ["arm"]  # the runs that name one
 
 
-def _eps(scores: list[events.NodeScore]) -> dict[str, events.NodeScore]:
-    return {s.node: s for s in scores if s.metric == "events_per_second"}
-
-
 def test_a_nodes_score_over_runs_of_two_tool_architectures_is_confounded(tmp_path: Path) -> None:
     """Node pi's runs went from the arm64 sysbench to a 32-bit armhf one (an armv7 image) after 5 runs, and its last
     run is of the arm64 one again: the builds interleave, so one score mixes other code's figures. The analyzer flags
@@ -113,20 +74,20 @@ def test_a_nodes_score_over_runs_of_two_tool_architectures_is_confounded(tmp_pat
     (its rows of new runs) and at a restart (its whole-key load). (A clean switch, every armhf run after every arm64
     one, is scored by the armhf runs alone: test_score_build_switch.py.)"""
     stdout = CAPTURE.read_text()
-    first = [_log(i, "host", ARM64, stdout) for i in range(5)] + [_log(10 + i, "host", ARM64, stdout, "pj")
+    first = [run_result(i, "host", ARM64, stdout) for i in range(5)] + [run_result(10 + i, "host", ARM64, stdout, "pj")
                                                                    for i in range(5)]
-    then = [_log(5 + i, "host", ARMV7 if i < 4 else ARM64, stdout) for i in range(5)] + [
-        _log(15 + i, "host", ARM64, stdout, "pj") for i in range(5)]
+    then = [run_result(5 + i, "host", ARMV7 if i < 4 else ARM64, stdout) for i in range(5)] + [
+        run_result(15 + i, "host", ARM64, stdout, "pj") for i in range(5)]
     store = Store(tmp_path / "podtax.duckdb")
     try:
         cache = ScoreCache()
         store.write_batch(first)
-        before = _eps(cache.update(store, [r.data.run.run_id for r in first]))
+        before = eps_scores(cache.update(store, [r.data.run.run_id for r in first]))
         assert before["pi"].tool_archs == ["aarch64"] and before["pi"].flags == []
         store.write_batch(then)
-        published = _eps(cache.update(store, [r.data.run.run_id for r in then]))
-        scores = _eps(node_scores(store.cursor()))
-        restored = _eps(ScoreCache().restore(store, []))
+        published = eps_scores(cache.update(store, [r.data.run.run_id for r in then]))
+        scores = eps_scores(node_scores(store.cursor()))
+        restored = eps_scores(ScoreCache().restore(store, []))
     finally:
         store.close()
     pi, pj = scores["pi"], scores["pj"]
@@ -142,7 +103,7 @@ def test_a_file_made_before_runs_tool_arch_gives_scores_naming_no_architecture(t
     stdout = CAPTURE.read_text()
     store = Store(db)
     try:
-        store.write_batch([_log(i, "host", ARM64 if i % 2 else ARMV7, stdout) for i in range(8)])
+        store.write_batch([run_result(i, "host", ARM64 if i % 2 else ARMV7, stdout) for i in range(8)])
     finally:
         store.close()
     con = duckdb.connect(str(db))
@@ -150,7 +111,7 @@ def test_a_file_made_before_runs_tool_arch_gives_scores_naming_no_architecture(t
     con.close()
     con = duckdb.connect(str(db), read_only=True)
     try:
-        (pi,) = _eps(node_scores(con)).values()
+        (pi,) = eps_scores(node_scores(con)).values()
     finally:
         con.close()
     assert (pi.n, pi.tool_archs, pi.flags) == (8, [], [])

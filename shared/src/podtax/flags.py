@@ -37,8 +37,9 @@ def bound_mark(lower: bool, upper: bool = False) -> str:
 LEGEND = {
     "CONFOUNDED": "the two sides (host and pod) ran different tool builds or parameters, or gave the metric in "
                   "different units (also one side's runs alone), or the runs disagree on whether higher is better, or "
-                  "a side's runs timed provisioned or bound from two different starts (PROVISION_START); "
-                  "no ratio is given",
+                  "a side's runs timed provisioned or bound from two different starts (PROVISION_START), or a "
+                  "side's runs ran their tool executable through an emulator (EMULATED: qemu-user on a node of "
+                  "another architecture; they measured the emulator, also one side alone); no ratio is given",
     "INSUFFICIENT": f"fewer than {MIN_RUNS} runs on a side: the ratio only, no interval or p-value",
     "IMBALANCED": f"run counts differ by more than {MAX_IMBALANCE:.0f} to 1",
     "BIMODAL": "values fall into two modes (or a side's 4 runs into two pairs far apart, which so few runs cannot "

@@ -102,9 +102,10 @@ def same_build(archs: ToolArchs, candidates: np.ndarray, slots: np.ndarray) -> l
 def emulated_here(tool_archs: tuple[str, ...], state: ClusterState, node: str) -> bool:
     """Whether every tool architecture a score names runs only emulated on its node's kubernetes.io/arch (an amd64
     image's x86_64 sysbench on an arm64 node: qemu-user answers uname with x86_64, so the runs' blocks agree and the
-    analyzer cannot tell). An unlabelled node, a score naming none, or a 32-bit label (arm, 386: maybe a 32-bit
-    kubelet on a 64-bit kernel) says nothing (podtax.archfamily.emulated); nor does a kubesim node
-    (podtax.io/simulated: its exec kubelet runs the benchmarks on the host running kubesim, whatever its label)."""
+    analyzer cannot tell). An unlabelled node or a score naming none says nothing; a 32-bit label (arm, 386: maybe a
+    32-bit kubelet on a 64-bit kernel) takes its family's 64-bit builds as native, not other families'
+    (podtax.archfamily.emulated: an x86_64 tool on an arm label is emulated). A kubesim node (podtax.io/simulated: its
+    exec kubelet runs the benchmarks on the host running kubesim, whatever its label) says nothing either."""
     info = state.nodes.get(node)
     label = info.arch if info is not None and not info.simulated else None
     return bool(tool_archs) and label is not None and all(emulated(a, label) for a in tool_archs)

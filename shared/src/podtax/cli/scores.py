@@ -82,11 +82,15 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float, args: BenchmarkAr
         why.append(f"older than the {ttl_s / 3600:g} h TTL ({_age(age)})")
     if flagged:
         archs = score.get("tool_archs") or []
-        mixed = f" (its runs' tool executables were built for {' + '.join(archs)})" \
-            if "CONFOUNDED" in flagged and len(archs) > 1 else ""
-        emulated = (f" (tool executables built for {' + '.join(archs) or 'another architecture'} ran through an "
-                    "emulator, qemu-user, on this node: install its native build)") if "EMULATED" in flagged else ""
-        why.append(f"flagged {'/'.join(flagged)}{mixed}{emulated}")
+        mixed = f" (its runs' tool executables were built for {' + '.join(archs)}" if len(archs) > 1 else ""
+        if "EMULATED" in flagged:  # a score of several builds: only those the kernel cannot run were emulated
+            said = (f"{mixed}: those of an architecture this node's kernel runs only through an emulator, qemu-user, "
+                    f"measured the emulator; install its native build)") if mixed else (
+                f" (tool executables built for {archs[0] if archs else 'another architecture'} ran through an "
+                "emulator, qemu-user, on this node: install its native build)")
+        else:
+            said = f"{mixed})" if mixed and "CONFOUNDED" in flagged else ""
+        why.append(f"flagged {'/'.join(flagged)}{said}")
     if why:
         return "ignored: " + "; ".join(why)
     stat = args.statistic  # "median" or "mean", the scheduler's statistic
