@@ -203,14 +203,20 @@ class Bus(Streams, Consumers):
     # ------------------------------------------------------------ publish
 
     def _headers(self, event: Envelope) -> dict[str, str]:
-        return telemetry.inject_for({"Nats-Msg-Id": event.id}, event)
+        return publish_headers(event)
 
-    def _payload(self, event: Envelope) -> bytes:
+    def wire_bytes(self, event: Envelope) -> int:
+        """What nats-server counts against max_payload in the publish of `event` (module function wire_bytes)."""
+        return wire_bytes(event)
+
+    def _payload(self, event: Envelope, headers: dict[str, str]) -> bytes:
+        """The encoded event, its size with its `headers` checked against max_payload (nats-py checks the body only,
+        and the server closed the connection for good: 'maximum payload exceeded: 8231 vs 8192')."""
         payload = encode(event)
-        if len(payload) > self.nc.max_payload:
-            raise BusError(f"{event.type} {event.id} is {len(payload)} bytes, above the server's max_payload "
-                           f"of {self.nc.max_payload}; lower the output cap (PODTAX_AGENT_OUTPUT_CAP_BYTES) "
-                           f"or raise max_payload in nats-server")
+        if (size := len(payload) + header_bytes(headers)) > self.nc.max_payload:
+            raise BusError(f"{event.type} {event.id} is {size} bytes with its NATS headers, above the server's "
+                           f"max_payload of {self.nc.max_payload}; lower the output cap "
+                           f"(PODTAX_AGENT_OUTPUT_CAP_BYTES) or raise max_payload in nats-server")
         return payload
 
     async def publish(self, event: Envelope, last_on_subject: int | None = None) -> None:
@@ -219,9 +225,10 @@ class Bus(Streams, Consumers):
         JetStream stores it only if the last message on its subject is still that stream sequence (0: none), else
         refuses it (APIError, err_code in WRONG_LAST_SEQUENCE): a check of what the subject held and the publish, made
         one."""
-        headers, payload = self._headers(event), self._payload(event)
+        headers = self._headers(event)
         if last_on_subject is not None:
             headers["Nats-Expected-Last-Subject-Sequence"] = str(last_on_subject)
+        payload = self._payload(event, headers)
         try:  # after a SIGTERM, its ack is waited for STOP_GRACE_S at most (natsagain.Stopped), not nats-py's 5 s
             await unless_stopped(lambda: self.js.publish(event.subject, payload, headers=headers))
         except APIError as exc:
@@ -259,7 +266,8 @@ class Bus(Streams, Consumers):
         try:
             async with pipelined(self.js, timeout, unacked) as pipe:
                 for e in events:
-                    await pipe.publish(e.subject, self._payload(e), self._headers(e))
+                    headers = self._headers(e)
+                    await pipe.publish(e.subject, self._payload(e, headers), headers)
                 # answered 'no response from stream' (its stream between leaders): published again, as KV puts are;
                 # before, the whole batch failed (NoStreamResponseError). Is the events' stream not there?
                 # (asked once per stream among them, of a subject of its own: a batch may span streams)
@@ -291,6 +299,22 @@ class Bus(Streams, Consumers):
             # connection first: a service stopped right after NATS died ended with this traceback
             log.warning("NATS: the connection was lost as it closed (%s): what was not acked comes back", exc)
         await _stop_reconnecting(self.nc)
+
+
+def publish_headers(event: Envelope) -> dict[str, str]:
+    """The headers Bus.publish sends with `event`: Nats-Msg-Id, and the trace context when a span is current."""
+    return telemetry.inject_for({"Nats-Msg-Id": event.id}, event)
+
+
+def header_bytes(headers: dict[str, str]) -> int:
+    """The size of the header block nats-py writes for `headers` (`NATS/1.0`, a `key: value` line each, a blank line),
+    which nats-server counts against max_payload beside the body."""
+    return len(b"NATS/1.0\r\n\r\n") + sum(len(f"{k}: {v.strip()}\r\n".encode()) for k, v in headers.items())
+
+
+def wire_bytes(event: Envelope) -> int:
+    """What nats-server counts against max_payload in Bus.publish of `event`: its body and its headers' block."""
+    return len(encode(event)) + header_bytes(publish_headers(event))
 
 
 def refusal_text(exc: APIError | None, subject: str | None = None) -> str:

@@ -39,7 +39,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from podtax import events, sidenodes, sideparams, subjects
-from podtax.bus import Bus, BusError
+from podtax.bus import Bus, BusError, wire_bytes
 from podtax.busstreams import DUPLICATE_WINDOW_S
 from podtax.campaign import NAME_PATTERN
 from podtax.cli import deadline, interrupted
@@ -68,6 +68,9 @@ _END = TypeAdapter(events.Timestamp)  # what RawLog checks of ended_at, without 
 JSON_BYTES_PER_CHAR = 6
 REST_FIXED = 4096
 REST_PER_CHAR = 12
+# the most the NATS header block of an imported run's raw log takes (size_bound is the body's): Nats-Msg-Id (its id
+# import-<24 hex>.log, 62 bytes in all) and a traceparent when a span is current (70): nats-server counts it
+HEADER_BOUND = 256
 
 
 def size_bound(log_chars: int, row: Row, campaign: str) -> int:
@@ -143,7 +146,7 @@ def build_event(row: Row, campaign: str, sequence: int, seconds: float | None | 
 
 
 def _too_big(row: Row, size: int, limit: int) -> str:
-    return (f"line {row.line}: {row.file} does not fit one NATS message ({size:,} bytes encoded, the "
+    return (f"line {row.line}: {row.file} does not fit one NATS message ({size:,} bytes encoded with its headers, the "
             f"server allows {limit:,}); cut it")
 
 
@@ -164,8 +167,8 @@ def check_events(rows: list[Row], campaign: str, limit: int, found: Findings | N
             end = _ended(row, length)
             if found is not None:
                 found.add(row, check, end)
-            if size_bound(len(stdout), row, campaign) > limit and \
-                    (size := len(events.encode(_event(row, campaign, i, stdout, length)))) > limit:
+            if size_bound(len(stdout), row, campaign) + HEADER_BOUND > limit and \
+                    (size := wire_bytes(_event(row, campaign, i, stdout, length))) > limit:
                 problems.append(_too_big(row, size, limit))
         except ManifestError as exc:
             problems += exc.problems
@@ -179,7 +182,8 @@ def publishable_event(row: Row, campaign: str, sequence: int, seconds: float | N
     """The row's event, as checked by check_events; a ManifestError naming the line when its log changed
     since then so that the event no longer fits `limit` bytes (or can no longer be read)."""
     event = build_event(row, campaign, sequence, seconds)
-    if size_bound(len(event.data.stdout), row, campaign) > limit and (size := len(events.encode(event))) > limit:
+    if size_bound(len(event.data.stdout), row, campaign) + HEADER_BOUND > limit and \
+            (size := wire_bytes(event)) > limit:
         raise ManifestError([_too_big(row, size, limit)])
     return event
 

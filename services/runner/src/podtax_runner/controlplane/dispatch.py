@@ -191,7 +191,7 @@ class ControlPlaneExecutor:
         try:
             timeline = await asyncio.wrap_future(future)
             event = self._log_event(run, timeline.jsonl(), started)
-            if len(events.encode(event)) > self.bus.nc.max_payload:
+            if self.bus.wire_bytes(event) > self.bus.nc.max_payload:  # headers too
                 await self._fail(run, "log-too-large", f"the timeline of {run.test} ({len(event.data.stdout)} bytes) "
                                  f"is above NATS max_payload ({self.bus.nc.max_payload}): lower count or raise "
                                  f"max_payload in nats-server", started)
@@ -263,7 +263,7 @@ class ControlPlaneExecutor:
         (pending.py), written BEFORE the failure is reported: marked after, a runner stopped in between lost the result.
         None when it does not fit NATS max_payload (it stays in the kept file only)."""
         event = self._log_event(run, tl.jsonl(), started)
-        if len(events.encode(event)) > self.bus.nc.max_payload:
+        if self.bus.wire_bytes(event) > self.bus.nc.max_payload:  # headers too
             log.warning("control-plane run %s: its timeline (%d bytes) is above NATS max_payload: its create and "
                         "bind figures are not stored as a result (they are in its kept timeline)", run.run_id,
                         len(event.data.stdout))
@@ -329,7 +329,7 @@ class ControlPlaneExecutor:
             with contextlib.suppress(OSError):
                 await asyncio.to_thread(mark.unlink)
             return None
-        if (size := pending.wire_bytes(self.bus, event)) > self.bus.nc.max_payload:  # a server that came back lower
+        if (size := self.bus.wire_bytes(event)) > self.bus.nc.max_payload:  # a server that came back lower
             log.error("the pending DELETE_REFUSED result %s (run %s) is %s bytes as a raw log, above NATS "
                       "max_payload (%s): kept pending, not sent; raise max_payload in nats-server to at least %s "
                       "and restart the runner to send it", mark, run.run_id, f"{size:,}",

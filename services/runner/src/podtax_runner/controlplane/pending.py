@@ -8,8 +8,8 @@ up: its run was recorded as reported (neither run again nor with a kept copy to 
 it was recorded, a runner stopped in between still lost the result) and removed once NATS takes the result; a runner
 starting sends each one's result (the kept timeline as the run's raw log, under its event id: stored once), unless its
 run is in flight without a report (it runs again: the mark goes), and retention.py never prunes a timeline that has
-one. One above the max_payload of the server a starting runner meets (wire_bytes: its headers counted) stays pending,
-said in an error naming the size to raise max_payload to (ControlPlaneExecutor.send_pending)."""
+one. One above the max_payload of the server a starting runner meets (its headers counted: Bus.wire_bytes) stays
+pending, said in an error naming the size to raise max_payload to (ControlPlaneExecutor.send_pending)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from datetime import datetime
 from pathlib import Path
 
 from podtax import events
-from podtax.bus import Bus
 from podtax.parsers import ParseFailure, parse_run
 from podtax.parsers.timeline_aborted import MARK
 
@@ -61,16 +60,6 @@ def marks(folder: Path) -> list[Path]:
 def kept_names(names: list[str]) -> set[str]:
     """Of a folder's file names, the kept timelines that have a pending mark."""
     return {n.removesuffix(SUFFIX) for n in names if n.endswith(SUFFIX)}
-
-
-def wire_bytes(bus: Bus, event: events.Envelope) -> int:
-    """What nats-server counts against max_payload in the publish of `event`: its payload and its headers' block as
-    nats-py writes it (`NATS/1.0`, a `key: value` line each, a blank line). The payload alone is not enough: a pending
-    result within its 77 bytes of headers of the limit made the server close the runner's connection ('maximum payload
-    exceeded: 9685 vs 9608'), and the runner ended."""
-    headers = bus._headers(event)  # what Bus.publish sends: Nats-Msg-Id, and the trace context when a span is current
-    return (len(events.encode(event)) + len(b"NATS/1.0\r\n\r\n")
-            + sum(len(f"{k}: {v}\r\n".encode()) for k, v in headers.items()))
 
 
 def delete_refused(tl: Timeline, test: str) -> bool:
