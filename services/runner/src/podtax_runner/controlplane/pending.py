@@ -7,9 +7,10 @@ up: its run was recorded as reported (neither run again nor with a kept copy to 
 `<kept file>.pending` (the run and its start) is written beside the kept timeline before the failure is reported (once
 it was recorded, a runner stopped in between still lost the result) and removed once NATS takes the result; a runner
 starting sends each one's result (the kept timeline as the run's raw log, under its event id: stored once), unless its
-run is in flight without a report (it runs again: the mark goes), and retention.py never prunes a timeline that has
-one. One above the max_payload of the server a starting runner meets (its headers counted: Bus.wire_bytes) stays
-pending, said in an error naming the size to raise max_payload to (ControlPlaneExecutor.send_pending)."""
+run's failure is not recorded as reported: then the result goes after the run's failure an earlier runner kept (once
+NATS took it), else the run runs again and the mark goes; retention.py never prunes a timeline that has one. One
+above the max_payload of the server a starting runner meets (its headers counted: Bus.wire_bytes) stays pending, said
+in an error naming the size to raise max_payload to (ControlPlaneExecutor.send_pending)."""
 
 from __future__ import annotations
 
