@@ -50,7 +50,7 @@ from podtax.busstreams import NO_ROOM, Streams
 from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
 from podtax.natsagain import unless_stopped, watch_stop
-from podtax.natsclose import drain_within
+from podtax.natsclose import abandon, cancel_until_done, drain_within, stop_reconnecting
 from podtax.natstls import NO_TLS, TlsOnlyClient, TlsRefused, unencrypted
 
 log = logging.getLogger("podtax.bus")
@@ -168,15 +168,24 @@ class Bus(Streams, Consumers):
 
         nc = TlsOnlyClient()  # with TLS configured, nothing is sent to a server that does not require it
         try:
-            # nats-py retries the first connection forever when reconnects are unlimited: bound it.
-            await asyncio.wait_for(nc.connect(
+            # nats-py retries the first connection forever when reconnects are unlimited: bound it. Not with
+            # asyncio.wait_for: a cancel (Ctrl-C) nats-py's connect swallows left it retrying, and wait_for waiting
+            # for it for ever (1 Ctrl-C of 8 hung `podtax campaign status`); it is cancelled until it stops
+            connecting = asyncio.ensure_future(nc.connect(
                 servers=[u.strip() for u in url.split(",")], name=source, connect_timeout=timeout,
                 max_reconnect_attempts=-1, allow_reconnect=True, closed_cb=_closed, error_cb=_error,
                 disconnected_cb=_disconnected, reconnected_cb=_reconnected,
                 drain_timeout=5, flush_timeout=FLUSH_TIMEOUT_S, inbox_prefix=natsauth.inbox_prefix(user), **auth,
-            ), timeout * 2)
+            ))
+            try:
+                await asyncio.wait({connecting}, timeout=timeout * 2)
+            finally:
+                await cancel_until_done(connecting)
+            if connecting.cancelled() or not connecting.done():
+                raise TimeoutError
+            connecting.result()
         except TlsRefused:
-            await _abandon(nc)
+            await abandon(nc)
             raise BusError(f"cannot use NATS at {redact(url)}: {NO_TLS}") from None
         except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:
             why = next((e for e in reversed(errors) if refused_hint(e)), None) or (
@@ -298,7 +307,7 @@ class Bus(Streams, Consumers):
         except ConnectionError as exc:  # nats-py writes what it held while reconnecting (pulls, acks) to the lost
             # connection first: a service stopped right after NATS died ended with this traceback
             log.warning("NATS: the connection was lost as it closed (%s): what was not acked comes back", exc)
-        await _stop_reconnecting(self.nc)
+        await stop_reconnecting(self.nc)
 
 
 def publish_headers(event: Envelope) -> dict[str, str]:
@@ -360,28 +369,6 @@ async def _without_jetstream(nc: Client) -> bool:
     except Exception:  # noqa: BLE001 - not this question's to answer
         return False
     return False
-
-
-async def _abandon(nc: Client) -> None:
-    """Close a client whose first connection stopped inside nats-py's connect (its socket is open, nothing runs)."""
-    transport = getattr(nc, "_transport", None)
-    if transport is not None:
-        with contextlib.suppress(Exception):
-            transport.close()
-            await transport.wait_closed()
-
-
-async def _stop_reconnecting(nc: Client) -> None:
-    """End nats-py's reconnect loop for good. A cancellation it swallows (Python 3.11's asyncio.wait_for
-    returns a result that arrives with the cancel) leaves it retrying for ever, even once closed: CI found
-    `podtax import` hung at exit after NATS died, in asyncio.run's last cancellation of that task."""
-    task = getattr(nc, "_reconnection_task", None)  # nats-py keeps no public handle on it
-    for _ in range(50):
-        if task is None or task.done():
-            return
-        task.cancel()
-        await asyncio.wait({task}, timeout=0.1)
-    log.warning("NATS: the client's reconnect loop did not stop")
 
 
 def _url_user(url: str) -> str | None:

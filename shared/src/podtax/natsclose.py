@@ -15,11 +15,17 @@ the connection once more: 'NATS connection closed' is logged twice.
 
 Nothing is acked sooner for it: a service acks a message only once what it did with it is committed, and closing
 sends nothing new, so closing early can only lose acks still unsent (the message comes back, its outcomes
-de-duplicated), never send one."""
+de-duplicated), never send one.
+
+Also here: nats-py's tasks stopped for good (stop_reconnecting, cancel_until_done: nats-py drops a cancel that lands
+as one of its asyncio.wait_for's awaits completes) and a half-made connection closed (abandon)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+from typing import Any
 
 from nats.aio.client import Client
 from nats.errors import ConnectionClosedError, FlushTimeoutError
@@ -63,3 +69,32 @@ async def drain_within(nc: Client, seconds: float = DRAIN_S) -> str | None:
         draining.cancel()  # may then be logged as never retrieved; nothing is lost for it)
         await asyncio.wait({draining}, timeout=0.1)
     return f"answered a PING but did not finish draining within {seconds:g} s"
+
+
+async def abandon(nc: Client) -> None:
+    """Close a client whose first connection stopped inside nats-py's connect (its socket is open, nothing runs)."""
+    transport = getattr(nc, "_transport", None)
+    if transport is not None:
+        with contextlib.suppress(Exception):
+            transport.close()
+            await transport.wait_closed()
+
+
+async def stop_reconnecting(nc: Client) -> None:
+    """End nats-py's reconnect loop for good. A cancellation it swallows (Python 3.11's asyncio.wait_for
+    returns a result that arrives with the cancel) leaves it retrying for ever, even once closed: CI found
+    `podtax import` hung at exit after NATS died, in asyncio.run's last cancellation of that task."""
+    task = getattr(nc, "_reconnection_task", None)  # nats-py keeps no public handle on it
+    if task is not None and not await cancel_until_done(task):
+        logging.getLogger("podtax.bus").warning("NATS: the client's reconnect loop did not stop")
+
+
+async def cancel_until_done(task: asyncio.Future[Any], tries: int = 50) -> bool:
+    """Cancel `task` again until it is done (at most `tries` times, 0.1 s apart): whether it is. nats-py swallows
+    a cancel arriving as one of its asyncio.wait_for's awaits completes (Python 3.11's wait_for returns the result)."""
+    for _ in range(tries):
+        if task.done():
+            return True
+        task.cancel()
+        await asyncio.wait({task}, timeout=0.1)
+    return task.done()
