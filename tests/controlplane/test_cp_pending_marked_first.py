@@ -69,13 +69,15 @@ async def test_the_result_is_marked_pending_before_the_failure_is_recorded_as_re
     assert json.loads((measured / kept[0]).read_text().splitlines()[0])["aborted"]["deletes_refused"] is True
 
 
-async def test_a_mark_whose_failure_was_not_recorded_is_removed_by_the_next_runner_not_sent(
-        nats_url: str, tmp_path: Path, kubesim_factory: Any, monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("earlier_mark", [False, True], ids=["mark-with-failure", "earlier-versions-mark"])
+async def test_a_mark_whose_failure_was_not_recorded_sends_that_failure_then_the_result(
+        earlier_mark: bool, nats_url: str, tmp_path: Path, kubesim_factory: Any, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
     """Marked first, a result's mark can be left by a runner stopped before the run's failure was recorded (here
-    NATS did not take the failure: the events stream's max_msg_size below it). The run is then in flight without a
-    report, and the next runner runs it again: the earlier attempt's mark is removed at start, not sent beside the new
-    attempt's outcome (under the same event id as the new attempt's log)."""
+    NATS did not take the failure: the events stream's max_msg_size below it). The mark holds the failure (its fixed
+    event id): the next runner sends it, then the result, and does not run the run again. Before, the mark was removed
+    and the run run again: its claims left by the first attempt, it failed 409 Conflict, the figures lost. A mark of
+    an earlier version (no failure in it) is still removed, not sent, and the run runs again."""
     caplog.set_level(logging.INFO, logger="podtax.runner")
     sim = kubesim_factory({**cluster(provision=0.01), "faults": {"forbid": ["delete persistentvolumeclaims"]}},
                           kubelet="none")
@@ -90,16 +92,29 @@ async def test_a_mark_whose_failure_was_not_recorded_is_removed_by_the_next_runn
         await wait_for(lambda: "could not publish its failure" in caplog.text, 90, "the failure not taken")
         await s.crash(next(t for t in s.tasks if t.get_name() == "runner"))
         mark, = (p for p in (spool / "measured").iterdir() if p.name.endswith(SUFFIX))
+        doc = json.loads(mark.read_text())
+        assert json.loads(doc["failure"])["id"] == events.RunSpec.model_validate(doc["run"]).event_id("failure")
+        if earlier_mark:
+            mark.write_text(json.dumps({k: v for k, v in doc.items() if k != "failure"}))
         await set_max_msg_size(nats_url, -1)
         caplog.clear()
         await s.start("runner", serve, runner_settings(s, sim, spool))
-        # run again (its claims left by the first attempt: it fails, refused creates, no result), its failure stored
-        await wait_for(lambda: "campaign cp-late finished" in caplog.text, 90, "the second attempt's failure stored")
-        await wait_for(lambda: [r[0] for r in s.query(QUERY)] == ["failed"], 30, "its failure in the analyzer")
-    assert not mark.exists()
-    assert f"the pending DELETE_REFUSED result {mark} is of a run whose failure was not recorded as reported: removed" \
-        in caplog.text, caplog.text
-    assert "go as a result flagged DELETE_REFUSED" not in caplog.text, caplog.text  # the first attempt's: not sent
+        await wait_for(lambda: "campaign cp-late finished" in caplog.text, 90, "the campaign finished")
+        want = ["failed"] if earlier_mark else ["ok"]
+        await wait_for(lambda: [r[0] for r in s.query(QUERY)] == want, 30, f"the run {want[0]} in the analyzer")
+        (_, flags), = s.query(QUERY)
+        await wait_for(lambda: not mark.exists(), 30, "the mark gone")
+    said = caplog.text
+    removed = f"the pending DELETE_REFUSED result {mark} is of a run whose failure was not recorded as reported: " \
+        "removed, not sent (the run runs again)"
+    if earlier_mark:  # run again (its claims left by the first attempt: it fails, refused creates, no result)
+        assert removed in said and "go as a result flagged DELETE_REFUSED" not in said, said
+        assert "409 Conflict" in said and flags == [], flags
+        return
+    assert removed not in said and "409 Conflict" not in said, said  # not run again
+    assert said.index("its failure, kept by an earlier runner, was published") < said.index(
+        "go as a result flagged DELETE_REFUSED"), said
+    assert any(f.startswith("DELETE_REFUSED: ") for f in flags), flags
 
 
 @pytest.mark.parametrize("with_spool", [False, True])

@@ -367,3 +367,11 @@ def tell(exc: BaseException, said: str) -> None:
         exc.args = (exc.detail,)
     else:
         setattr(exc, LEFT, said)
+
+
+def executor_error(exc: BaseException) -> str:
+    """The detail of a run's executor-error failure (an error not Aborted): the error, then what the run's cleanup left
+    and how to remove it (LEFT, put there by tell). It said the error only: '...; 22 object(s) still
+    present after the cleanup's 30 s ...: remove them with ...' was lost on this path (review r2)."""
+    left = getattr(exc, LEFT, "")
+    return f"{type(exc).__name__}: {exc}" + (f"; {left}" if left else "")

@@ -9,7 +9,7 @@ import contextlib
 import json
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -18,6 +18,7 @@ from podtax.bus import Bus
 from podtax.config import RunnerSettings
 
 from podtax_runner.controlplane import cleanup, kubeapi, pending
+from podtax_runner.controlplane.cleanup import executor_error
 from podtax_runner.controlplane.common import Aborted, allowance
 from podtax_runner.controlplane.execute import execute, measured_of
 from podtax_runner.controlplane.retention import MEASURED_DIR, measured_name, prune
@@ -26,6 +27,7 @@ from podtax_runner.outbox import PUBLISH_TIMEOUT_S, Outbox
 from podtax_runner.spool import MAX_BYTES, write_atomic
 
 log = logging.getLogger("podtax.runner.controlplane")
+Failed = events.RunFailedV1
 SOURCE = "podtax/runner"
 # What a run's timeline takes in its raw-log event (JSON inside JSON: its quotes escaped), at most, so that a run is
 # refused before anything is made rather than lost once done (log-too-large). The estimate was 400 bytes an object:
@@ -92,14 +94,6 @@ EXECUTING_S = cleanup.CLEANUP_WAIT_S + 2 * sum(kubeapi.TIMEOUT)
 # again while nats-py still held buffered copies: two results (tests/controlplane/test_cp_publish_nats_down.py)
 
 
-def executor_error(exc: BaseException) -> str:
-    """The detail of a run's executor-error failure (an error not Aborted): the error, then what the run's cleanup left
-    and how to remove it (cleanup.LEFT, put there by cleanup.tell). It said the error only: '...; 22 object(s) still
-    present after the cleanup's 30 s ...: remove them with ...' was lost on this path (review r2)."""
-    left = getattr(exc, cleanup.LEFT, "")
-    return f"{type(exc).__name__}: {exc}" + (f"; {left}" if left else "")
-
-
 def keep_measured(exc: BaseException, run: events.RunSpec, spool_dir: Path | None) -> str:
     """keep_file's sentence."""
     return keep_file(exc, run, spool_dir)[0]
@@ -153,7 +147,7 @@ class ControlPlaneExecutor:
         self.tasks: set[asyncio.Task[None]] = set()
         self.on_reported: Callable[[events.RunSpec], Awaitable[bool | None]] | None = None  # timeline/failure sent
         self.in_flight: Callable[[], set[str]] = set  # the run ids the runner's state has in flight (Runner sets it)
-        self.after_resend: dict[str, Path] = {}  # run id -> its pending mark, sent once its kept failure is (_resend)
+        self.after_resend: dict[str, Path] = {}  # run id -> its pending mark, sent once its failure is (_resend)
 
     def launch(self, run: events.RunSpec, resume: bool = False) -> None:
         """Run it; `resume` (a run in flight when the runner stopped): remove what it left, then run it again."""
@@ -209,10 +203,11 @@ class ControlPlaneExecutor:
                 return
             kept, path = await asyncio.to_thread(self._keep, exc, run, self.unreported())
             tl = measured_of(exc)  # parsed off the event loop, as keep_measured writes: CPU work (review r6)
-            result = await self._mark(run, tl, started, path) if tl is not None and await asyncio.to_thread(
-                pending.delete_refused, tl, run.test) else None  # marked pending before its failure is reported
-            reported = await self._fail(run, exc.reason, f"{exc.detail}; {kept}" if kept else exc.detail, started)
-            if reported and result:  # not reported (the runner stopping): the next one removes the mark, runs it again
+            refused = tl is not None and await asyncio.to_thread(pending.delete_refused, tl, run.test)
+            failure = self._failure(run, exc.reason, f"{exc.detail}; {kept}" if kept else exc.detail, started, refused)
+            result = await self._mark(run, tl, started, path, failure) if refused and tl else None  # before reported
+            reported = await self._fail(run, exc.reason, failure.data.detail, started, failure)
+            if reported and result:  # not reported (the runner stopping): the next one sends the mark's failure again
                 await self._send_result(run, *result, "")
         except Exception as exc:  # noqa: BLE001 - recorded as a failure, never lost
             log.exception("control-plane run %s failed", run.run_id)
@@ -256,8 +251,8 @@ class ControlPlaneExecutor:
         raw = events.RawLog(run=run, stdout=text, exit_code=0, started_at=started, ended_at=events.now())
         return events.raw_log(raw, SOURCE).model_copy(update={"id": run.event_id("log")})
 
-    async def _mark(self, run: events.RunSpec, tl: Timeline, started: datetime, kept: Path | None
-                    ) -> tuple[events.RawLogV1, Path | None] | None:
+    async def _mark(self, run: events.RunSpec, tl: Timeline, started: datetime, kept: Path | None,
+                    failure: events.RunFailedV1) -> tuple[events.RawLogV1, Path | None] | None:
         """The run's timeline as its raw log (the parser makes the result flagged DELETE_REFUSED of it: a result
         supersedes the failure in the analyzer, the campaign keeps the run failed) and its pending mark beside `kept`
         (pending.py), written BEFORE the failure is reported: marked after, a runner stopped in between lost the result.
@@ -271,7 +266,7 @@ class ControlPlaneExecutor:
         mark = None
         if kept is not None:
             try:
-                mark = await asyncio.to_thread(pending.write, kept, run, started)
+                mark = await asyncio.to_thread(pending.write, kept, run, started, failure)
             except OSError as err:
                 log.warning("control-plane run %s: its result could not be marked pending beside %s (%s): a runner "
                             "stopping before NATS takes it loses it (the kept file has it)", run.run_id, kept, err)
@@ -293,17 +288,20 @@ class ControlPlaneExecutor:
         log.log(logging.WARNING if kept else logging.INFO, "control-plane run %s: its create and bind figures%s go as "
                 "a result flagged DELETE_REFUSED", run.run_id, earlier)
 
-    async def send_pending(self, unreported: list[events.RunSpec], kept: Collection[str] = ()) -> None:
-        """Send the DELETE_REFUSED results an earlier runner left pending (pending.py), each from its kept file. The
-        mark of a run in `unreported` (in flight, its failure not recorded as reported) is removed, said, not sent:
-        the run runs again; unless its run id is in `kept` (its failure, refused by NATS, kept by an earlier runner:
-        outbox.KEPT): then the result goes once resend's copy of the failure is taken (_resend), not before (sent
-        beside it, the failure recorded after it; removed, the result was lost: review rC (iii))."""
+    async def send_pending(self, unreported: list[events.RunSpec], kept: dict[str, events.Envelope]) -> None:
+        """Send the DELETE_REFUSED results an earlier runner left pending (pending.py), each from its kept file; of a
+        run in `unreported` (its failure not recorded as reported), once its failure is sent again (_resend): the copy
+        kept by an earlier runner (`kept`), else the mark's (its fixed id: stored once), put in `kept`. Before, such a
+        mark was removed and the run ran again: 409 Conflict on its claims left, the result lost (review rC). A mark
+        without a failure (an earlier version's) is removed, said: the run runs again."""
         if self.settings.runner_spool_dir is None:
             return
         again = {measured_name(run): run.run_id for run in unreported}
         for mark in await asyncio.to_thread(pending.marks, self.settings.runner_spool_dir / MEASURED_DIR):
-            if (rid := again.get(mark.name.removesuffix(pending.SUFFIX))) is not None and rid in kept:
+            rid = again.get(mark.name.removesuffix(pending.SUFFIX))
+            if rid is not None and rid not in kept and (failure := await asyncio.to_thread(pending.failure_of, mark)):
+                kept[rid] = failure  # sent again, not the run run again
+            if rid is not None and rid in kept:
                 self.after_resend[rid] = mark
             elif rid is not None:
                 log.info("the pending DELETE_REFUSED result %s is of a run whose failure was not recorded as "
@@ -317,9 +315,9 @@ class ControlPlaneExecutor:
 
     async def _pending(self, mark: Path) -> tuple[events.RunSpec, events.RawLogV1, Path, str] | None:
         """A pending mark's run, raw log, mark and kept file. None, said: a mark that does not read or whose raw log
-        cannot be made (a start before 2000 or more than a day ahead: it crashed the runner at every start, review
-        r2), removed (its kept file stays); one above the max_payload of the server met now, kept pending, said in an
-        error naming the size to raise it to (it was taken for NATS away every 10 s for as long as the runner ran)."""
+        cannot be made (a start before 2000 or more than a day ahead: it crashed the runner at every start), removed
+        (its kept file stays); one above the max_payload of the server met now, kept pending (an error names the size
+        to raise it to: it was taken for NATS away every 10 s)."""
         try:
             run, started, text = await asyncio.to_thread(pending.read, mark)
             event = self._log_event(run, text, started)
@@ -337,11 +335,16 @@ class ControlPlaneExecutor:
             return None
         return run, event, mark, str(mark.with_name(mark.name.removesuffix(pending.SUFFIX)))
 
-    async def _fail(self, run: events.RunSpec, reason: str, detail: str, started: object) -> bool:
-        """Publish the run's failure; True once NATS took it."""
+    def _failure(self, run: events.RunSpec, reason: str, detail: str, started: object, fixed: bool = False) -> Failed:
+        """The run's failure; `fixed`: under one event id (a pending mark holds it: sent again, stored once)."""
         failure = events.RunFailed(run=run, stage="runner", reason=reason, detail=detail, started_at=started,
                                    ended_at=events.now())
-        if await self._publish(run, events.run_failed(failure, SOURCE), "failure"):
+        return events.run_failed(failure, SOURCE, event_id=run.event_id("failure") if fixed else None)
+
+    async def _fail(self, run: events.RunSpec, reason: str, detail: str, started: object,
+                    event: Failed | None = None) -> bool:
+        """Publish the run's failure (`event`, else one made of the rest); True once NATS took it."""
+        if await self._publish(run, event or self._failure(run, reason, detail, started), "failure"):
             await self._reported(run)
             log.warning("control-plane run %s failed: %s", run.run_id, detail)
             return True

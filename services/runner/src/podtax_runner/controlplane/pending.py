@@ -4,11 +4,12 @@ A run whose deletes were refused is reported failed, then its timeline goes as a
 (dispatch.py). A runner stopped between the two (a deploy, NATS not taking the result until then) gave the result
 up: its run was recorded as reported (neither run again nor with a kept copy to send), so the result was only in
 `<spool>/measured/`, pruned like any file (the next runner's start-up prune removed it, the run stayed failed). Now
-`<kept file>.pending` (the run and its start) is written beside the kept timeline before the failure is reported (once
-it was recorded, a runner stopped in between still lost the result) and removed once NATS takes the result; a runner
-starting sends each one's result (the kept timeline as the run's raw log, under its event id: stored once), unless its
-run's failure is not recorded as reported: then the result goes after the run's failure an earlier runner kept (once
-NATS took it), else the run runs again and the mark goes; retention.py never prunes a timeline that has one. One
+`<kept file>.pending` (the run, its start and its failure, under a fixed event id) is written beside the kept timeline
+before the failure is reported (once it was recorded, a runner stopped in between still lost the result) and removed
+once NATS takes the result; a runner starting sends each one's result (the kept timeline as the run's raw log, under
+its event id: stored once), after the run's failure when that is not recorded as reported (the copy an earlier
+runner kept, else the mark's: stored once), not running the run again; retention.py never prunes a timeline that
+has one. One
 above the max_payload of the server a starting runner meets (its headers counted: Bus.wire_bytes) stays pending, said
 in an error naming the size to raise max_payload to (ControlPlaneExecutor.send_pending)."""
 
@@ -33,9 +34,10 @@ def marker(kept: Path) -> Path:
     return kept.with_name(kept.name + SUFFIX)
 
 
-def write(kept: Path, run: events.RunSpec, started: datetime) -> Path:
-    """Mark `kept`'s result pending (atomically, as the spool writes); raises OSError."""
-    doc = {"run": run.model_dump(mode="json"), "started_at": started.isoformat()}
+def write(kept: Path, run: events.RunSpec, started: datetime, failure: events.RunFailedV1) -> Path:
+    """Mark `kept`'s result pending, with the run's `failure` (atomically, as the spool writes); raises OSError."""
+    doc = {"run": run.model_dump(mode="json"), "started_at": started.isoformat(),
+           "failure": events.encode(failure).decode()}
     return write_atomic(kept.parent, marker(kept).name, json.dumps(doc).encode())
 
 
@@ -48,6 +50,15 @@ def read(mark: Path) -> tuple[events.RunSpec, datetime, str]:
         return events.RunSpec.model_validate(doc["run"]), datetime.fromisoformat(doc["started_at"]), text
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"not a pending result ({type(exc).__name__}: {exc})") from None
+
+
+def failure_of(mark: Path) -> events.RunFailedV1 | None:
+    """The run's failure a pending mark holds (under its fixed event id); None when it holds none (a mark of an
+    earlier version) or cannot be read."""
+    try:
+        return events.RunFailedV1.model_validate_json(json.loads(mark.read_bytes())["failure"])
+    except (OSError, ValueError, KeyError, TypeError):  # pydantic's ValidationError is a ValueError
+        return None
 
 
 def marks(folder: Path) -> list[Path]:
