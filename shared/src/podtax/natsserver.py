@@ -66,14 +66,18 @@ def start(store_dir: Path, port: int = 0, log_file: Path | None = None, timeout:
             stdout=out, stderr=subprocess.STDOUT, start_new_session=own_session,
         )
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"nats-server exited with {proc.returncode} (port {port} in use?)"
-                             + (f"; see {log_file}" if log_file else ""))
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return NatsServer(f"nats://127.0.0.1:{port}", port, store_dir, proc, config, own_session)
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit(f"nats-server did not listen on port {port} within {timeout:.0f} s")
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise SystemExit(f"nats-server exited with {proc.returncode} (port {port} in use?)"
+                                 + (f"; see {log_file}" if log_file else ""))
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    return NatsServer(f"nats://127.0.0.1:{port}", port, store_dir, proc, config, own_session)
+            except OSError:
+                time.sleep(0.05)
+        raise SystemExit(f"nats-server did not listen on port {port} within {timeout:.0f} s")
+    except BaseException:  # that, or a Ctrl-C meanwhile (KeyboardInterrupt): not left running (in a session of its
+        proc.kill()  # own, `podtax up` run again started a second server on the same store)
+        proc.wait()
+        raise

@@ -196,61 +196,66 @@ def up(
         server = natsserver.start(data / "jetstream", nats_port, log_file=log, config=nats_conf, own_session=True)
         nats = NatsChild("nats-server", [], {}, log, proc=server.proc, started=time.monotonic(), server=server)
         nats_url = server.url
-    env = {**os.environ, "PODTAX_NATS_URL": nats_url, "PODTAX_ANALYZER_DB": str(data / "podtax.duckdb"),
-           "PODTAX_ANALYZER_PORT": str(api_port), "PODTAX_AGENT_NODE": node,
-           "PODTAX_AGENT_WORKDIR": str(data / "work"), "PODTAX_DATA_DIR": str(data)}
-    # a report NATS refuses when JetStream's storage is used up is kept on disk, not lost at a restart (spool.py)
-    env.setdefault("PODTAX_RUNNER_SPOOL_DIR", str(data / RUNNER_SPOOL))
-    api_token, api_token_file = localauth.api_token(data, env)
-    env.pop("PODTAX_API_TOKEN", None)  # only the analyzer gets it; the CLI reads the token file
-    children: list[Child] = []
-    kubeconfig = None
-    if kubesim and not env.get("PODTAX_RUNNER_KUBECONFIG"):
-        if importlib.util.find_spec("podtax_kubesim") is None:
-            err.print("[yellow]tools/kubesim is not installed: pod runs are disabled "
-                      "(pip install -e tools/kubesim)[/yellow]")
-        else:
-            child, kubeconfig = _kubesim_child(data, node, env, exec_kubelet, pod_network)
-            children.append(child)
-    nomad_addr = None
-    if nomadsim:  # with PODTAX_RUNNER_NOMAD_ADDR set, --nomadsim is refused above
-        if importlib.util.find_spec("podtax_nomadsim") is None:
-            err.print("[yellow]tools/nomadsim is not installed: no simulated Nomad (pip install -e tools/nomadsim)"
-                      "[/yellow]")
-        else:
-            child, nomad_addr = _nomadsim_child(data, env)
-            children.append(child)
-            env["PODTAX_RUNNER_NOMAD_ADDR"] = nomad_addr
-    if kubeconfig:
-        env["PODTAX_RUNNER_KUBECONFIG"] = str(kubeconfig)
-    elif not env.get("PODTAX_RUNNER_KUBECONFIG"):
-        env["PODTAX_RUNNER_KUBERNETES"] = "false"
-    runner_kube, runner_nomad = runner_backends(env)
-    metrics_urls: dict[str, str] = {}  # every service's /metrics (Prometheus), on its health port
-    for svc in SERVICES:
-        svc_env = {**env, **(localauth.nats_env(svc, nats_users) if nats_users else {})}  # its own NATS user
-        svc_env["PODTAX_HEALTH_PORT"] = str(health_port := natsserver.free_port())
-        metrics_urls[svc] = f"http://127.0.0.1:{health_port}/metrics"
-        if svc == "analyzer":
-            svc_env["PODTAX_API_TOKEN"] = api_token
-        children.append(Child(svc, [sys.executable, "-m", f"podtax_{svc}"], svc_env, data / "logs" / f"{svc}.log"))
-    if kubeconfig:  # the benchmark-aware scheduler, on the same emulated cluster (one replica: no lease)
-        sched_port = natsserver.free_port()
-        metrics_urls["scheduler"] = f"http://127.0.0.1:{sched_port}/metrics"
-        sched_env = {"PODTAX_SCHEDULER_KUBECONFIG": str(kubeconfig), "PODTAX_SCHEDULER_LEADER_ELECT": "false",
-                     "PODTAX_SCHEDULER_METRICS_PORT": str(sched_port)}
-        nats_env = localauth.nats_env("scheduler", nats_users) if nats_users else {}
-        children.append(Child("scheduler", [sys.executable, "-m", "podtax_scheduler"], {**sched_env, **env, **nats_env},
-                              data / "logs" / "scheduler.log"))
+    try:  # a Ctrl-C or an error before SIGINT is ours (then the finally below stops all) stops nats-server too
+        env = {**os.environ, "PODTAX_NATS_URL": nats_url, "PODTAX_ANALYZER_DB": str(data / "podtax.duckdb"),
+               "PODTAX_ANALYZER_PORT": str(api_port), "PODTAX_AGENT_NODE": node,
+               "PODTAX_AGENT_WORKDIR": str(data / "work"), "PODTAX_DATA_DIR": str(data)}
+        # a report NATS refuses when JetStream's storage is used up is kept on disk, not lost at a restart (spool.py)
+        env.setdefault("PODTAX_RUNNER_SPOOL_DIR", str(data / RUNNER_SPOOL))
+        api_token, api_token_file = localauth.api_token(data, env)
+        env.pop("PODTAX_API_TOKEN", None)  # only the analyzer gets it; the CLI reads the token file
+        children: list[Child] = []
+        kubeconfig = None
+        if kubesim and not env.get("PODTAX_RUNNER_KUBECONFIG"):
+            if importlib.util.find_spec("podtax_kubesim") is None:
+                err.print("[yellow]tools/kubesim is not installed: pod runs are disabled "
+                          "(pip install -e tools/kubesim)[/yellow]")
+            else:
+                child, kubeconfig = _kubesim_child(data, node, env, exec_kubelet, pod_network)
+                children.append(child)
+        nomad_addr = None
+        if nomadsim:  # with PODTAX_RUNNER_NOMAD_ADDR set, --nomadsim is refused above
+            if importlib.util.find_spec("podtax_nomadsim") is None:
+                err.print("[yellow]tools/nomadsim is not installed: no simulated Nomad (pip install -e tools/nomadsim)"
+                          "[/yellow]")
+            else:
+                child, nomad_addr = _nomadsim_child(data, env)
+                children.append(child)
+                env["PODTAX_RUNNER_NOMAD_ADDR"] = nomad_addr
+        if kubeconfig:
+            env["PODTAX_RUNNER_KUBECONFIG"] = str(kubeconfig)
+        elif not env.get("PODTAX_RUNNER_KUBECONFIG"):
+            env["PODTAX_RUNNER_KUBERNETES"] = "false"
+        runner_kube, runner_nomad = runner_backends(env)
+        metrics_urls: dict[str, str] = {}  # every service's /metrics (Prometheus), on its health port
+        for svc in SERVICES:
+            svc_env = {**env, **(localauth.nats_env(svc, nats_users) if nats_users else {})}  # its own NATS user
+            svc_env["PODTAX_HEALTH_PORT"] = str(health_port := natsserver.free_port())
+            metrics_urls[svc] = f"http://127.0.0.1:{health_port}/metrics"
+            if svc == "analyzer":
+                svc_env["PODTAX_API_TOKEN"] = api_token
+            children.append(Child(svc, [sys.executable, "-m", f"podtax_{svc}"], svc_env, data / "logs" / f"{svc}.log"))
+        if kubeconfig:  # the benchmark-aware scheduler, on the same emulated cluster (one replica: no lease)
+            sched_port = natsserver.free_port()
+            metrics_urls["scheduler"] = f"http://127.0.0.1:{sched_port}/metrics"
+            sched_env = {"PODTAX_SCHEDULER_KUBECONFIG": str(kubeconfig), "PODTAX_SCHEDULER_LEADER_ELECT": "false",
+                         "PODTAX_SCHEDULER_METRICS_PORT": str(sched_port)}
+            nats_env = localauth.nats_env("scheduler", nats_users) if nats_users else {}
+            children.append(Child("scheduler", [sys.executable, "-m", "podtax_scheduler"],
+                                  {**sched_env, **env, **nats_env}, data / "logs" / "scheduler.log"))
 
-    stopping = False
+        stopping = False
 
-    def _stop(*_: object) -> None:
-        nonlocal stopping
-        stopping = True
+        def _stop(*_: object) -> None:
+            nonlocal stopping
+            stopping = True
 
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
+        signal.signal(signal.SIGTERM, _stop)
+        signal.signal(signal.SIGINT, _stop)
+    except BaseException:
+        if nats and nats.server:
+            nats.server.stop()
+        raise
     api_url = f"http://127.0.0.1:{api_port}"
     try:
         for child in children:
