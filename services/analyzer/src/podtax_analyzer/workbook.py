@@ -9,7 +9,8 @@ node with every run's values for both sides, "provenance", and "phases" when the
 control-plane latencies (one row per object and phase, with its cell's node and params: a test's cells are never
 pooled).
 Numbers are stored as numbers; units are in the headers. A sheet holds at most ROW_LIMIT rows: a node's runs or the
-phases beyond go on in "node x (2)", "node x (3)"..., each with the header row.
+phases beyond go on in "node x (2)", "node x (3)"..., each with the header row. A node sheet's last column names
+its node: a title is cut to 31 characters and made unique ("~2"), so it may read as another node's.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ COMPARISON_HEADERS = ["node", "test", "params", "metric", "unit", "higher is bet
 PHASE_HEADERS = ["node", "test", "params", "environment", "phase", "latency (ms)", "caveat",
                  "lower bound (given up while waiting: took longer)",
                  "upper bound (seen after a dropped watch or holding a retry's wait: took less)"]
-RUN_HEADERS = ["test", "params", "metric", "unit", "environment", "side", "run id", "started at (UTC)", "value"]
+RUN_HEADERS = ["test", "params", "metric", "unit", "environment", "side", "run id", "started at (UTC)", "value",
+               "node"]  # last (columns added later go last); a title is cut and made unique, so it can name another
 BOLD = Font(bold=True)
 FORMULA_LIKE = re.compile(FORMULA_START)  # as the CSV export guards its text cells
 NO_VERDICT = ("BDBDBD", "F7F7F7")  # hatching and background of a matrix cell with no verdict
@@ -208,15 +210,15 @@ def _summary(ws: Worksheet, data: ReportData, column_limit: int = COLUMN_LIMIT) 
 
 
 def _sheets(wb: Workbook, taken: set[str], name: str, headers: list[str], rows: Iterable[list[Any]],
-            widths: tuple[int, ...] = (), row_limit: int = ROW_LIMIT) -> None:
+            widths: tuple[int, ...] = (), row_limit: int = ROW_LIMIT, first: str = "") -> None:
     """`rows` under `headers` in sheet `name`, going on in "name (2)", "name (3)"... each time a sheet holds
     `row_limit` rows: openpyxl wrote row 1,048,601 of a node of 1,048,600 runs without a word, past Excel's last
     row, so Excel called the file damaged and its repair dropped the rows beyond. Each sheet is closed once full
-    (_done)."""
+    (_done). `first`: the first sheet's title, taken already (sheet_title); else made from `name`."""
     def start(part: str, ws: Worksheet | None = None) -> Worksheet:
         if ws is not None:
             _done(ws)
-        ws = wb.create_sheet(sheet_title(name, taken, part))
+        ws = wb.create_sheet(first if part == "" and first else sheet_title(name, taken, part))
         ws.freeze_panes = "A2"
         for col, width in enumerate(widths, start=1):
             ws.column_dimensions[get_column_letter(col)].width = width
@@ -248,7 +250,7 @@ def _node_rows(data: ReportData, node: str) -> Iterable[list[Any]]:
         for run in data.runs.get(c.id, []):
             # a datetime gets openpyxl's date-time number format by itself
             yield [c.test, c.params, c.metric, c.unit, run.env, side_label(run.env, pair), run.run_id,
-                   _naive(run.started_at), run.value]
+                   _naive(run.started_at), run.value, node]
 
 
 def write_workbook(data: ReportData, row_limit: int = ROW_LIMIT, column_limit: int = COLUMN_LIMIT) -> bytes:
@@ -259,9 +261,13 @@ def write_workbook(data: ReportData, row_limit: int = ROW_LIMIT, column_limit: i
     summary = wb.create_sheet(sheet_title("summary", taken))
     _summary(summary, data, column_limit)
     _done(summary)
-    for node in sorted({data.where(c) for c in data.report.cells}):
-        _sheets(wb, taken, f"node {node}", RUN_HEADERS, _node_rows(data, node), (14, 28, 24, 10, 12, 8, 26, 20, 14),
-                row_limit)
+    nodes = sorted({data.where(c) for c in data.report.cells})
+    # every node's first title taken before any part is named: a part ("node x (2)") never takes the title of a
+    # node named "x (2)"; the node column says whose runs a sheet holds whatever its title
+    firsts = {node: sheet_title(f"node {node}", taken) for node in nodes}
+    for node in nodes:
+        _sheets(wb, taken, f"node {node}", RUN_HEADERS, _node_rows(data, node),
+                (14, 28, 24, 10, 12, 8, 26, 20, 14, 20), row_limit, firsts[node])
     prov = wb.create_sheet(sheet_title("provenance", taken))
     prov.append(_bold(prov, ["node", "environment", "runs", "tool builds", "kernel", "CPU", "OS", "arch",
                              "hw threads"]))
