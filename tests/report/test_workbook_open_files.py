@@ -30,6 +30,17 @@ Path(sys.argv[2]).write_bytes(resp.content)
 store.close()
 print(resp.status_code)
 """
+PARTS_CHILD = """
+import sys
+from pathlib import Path
+from podtax_analyzer import duckcon
+from podtax_analyzer.report_data import load_report_data
+from podtax_analyzer.workbook import write_workbook
+
+con = duckcon.connect(Path(sys.argv[1]), read_only=True)
+Path(sys.argv[2]).write_bytes(write_workbook(load_report_data(con, "deep"), row_limit=3))
+con.close()
+"""
 
 
 def _limit() -> None:
@@ -48,3 +59,16 @@ def test_a_workbook_of_more_node_sheets_than_open_files_allowed_is_written(tmp_p
     assert book.sheetnames == ["summary", *(f"node node-{i:03d}" for i in range(NODES)), "provenance"]
     last = book[f"node node-{NODES - 1:03d}"].iter_rows(min_row=2, values_only=True)
     assert sorted(row[6] for row in last) == [f"wide-{NODES - 1}-{side}-{k}" for side in "hk" for k in (0, 1)]
+
+
+def test_a_node_of_more_parts_than_open_files_allowed_is_written(tmp_path: Path) -> None:
+    """One node's 300 run rows at row_limit=3: 150 parts of one sheet, each closed as the next starts."""
+    con = open_db(tmp_path / "p.duckdb")
+    insert_cells(con, [CellSpec("deep", SideSpec(np.linspace(100.0, 101.0, 150)),
+                                SideSpec(np.linspace(97.0, 98.0, 150)), campaign="deep")])
+    con.close()
+    done = subprocess.run([sys.executable, "-c", PARTS_CHILD, str(tmp_path / "p.duckdb"), str(tmp_path / "deep.xlsx")],
+                          capture_output=True, text=True, preexec_fn=_limit, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    book = openpyxl.load_workbook(tmp_path / "deep.xlsx", read_only=True)
+    assert book.sheetnames == ["summary", "node deep", *(f"node deep ({k})" for k in range(2, 151)), "provenance"]

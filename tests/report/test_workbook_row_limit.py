@@ -6,14 +6,15 @@ reach, so these tests pass a small `row_limit` to the real write_workbook over a
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
 
 import numpy as np
 import openpyxl
 from podtax_analyzer import duckcon
-from podtax_analyzer.report_data import load_report_data
-from podtax_analyzer.workbook import ROW_LIMIT, RUN_HEADERS, sheet_title, write_workbook
+from podtax_analyzer.report_data import ReportData, load_report_data
+from podtax_analyzer.workbook import PHASE_HEADERS, ROW_LIMIT, RUN_HEADERS, sheet_title, write_workbook
 
 from tests.analysis.analysis_synth import CellSpec, SideSpec, insert_cells, open_db
 
@@ -26,6 +27,38 @@ def _rows(book: openpyxl.Workbook, titles: list[str]) -> list[tuple]:
         assert list(rows[0]) == RUN_HEADERS, title
         out += rows[1:]
     return out
+
+
+def _data(tmp_path: Path) -> ReportData:
+    """24 run rows on one node (2 metrics, 6 runs a side)."""
+    con = open_db(tmp_path / "p.duckdb")
+    rng = np.random.default_rng(3)
+    insert_cells(con, [CellSpec("n1", SideSpec(rng.normal(100, 1, 6)), SideSpec(rng.normal(97, 1, 6)), metric=m)
+                       for m in ("events_per_sec", "latency_avg_ms")])
+    con.close()
+    con = duckcon.connect(tmp_path / "p.duckdb", read_only=True)
+    data = load_report_data(con, "synthetic")
+    con.close()
+    return data
+
+
+def test_rows_that_fill_their_sheets_exactly_leave_no_empty_sheet(tmp_path: Path) -> None:
+    book = openpyxl.load_workbook(io.BytesIO(write_workbook(_data(tmp_path), row_limit=13)))
+    assert book.sheetnames == ["summary", "node n1", "node n1 (2)", "provenance"]  # 12 + 12 runs, no "(3)"
+    assert [book[t].max_row for t in ("node n1", "node n1 (2)")] == [13, 13]
+
+
+def test_the_phases_go_on_in_numbered_sheets_too(tmp_path: Path) -> None:
+    phases = [{"cluster": "local", "node": "n1", "test": "kube-burner", "params": "{}", "env": "host",
+               "phase": f"phase-{k}", "seconds": k / 1000.0, "caveat": "", "lower_bound": False, "upper_bound": False}
+              for k in range(10)]
+    book = openpyxl.load_workbook(io.BytesIO(write_workbook(dataclasses.replace(_data(tmp_path), phases=phases),
+                                                            row_limit=5)))
+    parts = ["phases", "phases (2)", "phases (3)"]
+    assert book.sheetnames[-3:] == parts
+    rows = [list(book[t].iter_rows(values_only=True)) for t in parts]
+    assert [len(r) for r in rows] == [5, 5, 3] and all(list(r[0]) == PHASE_HEADERS for r in rows)
+    assert [row[4] for r in rows for row in r[1:]] == [f"phase-{k}" for k in range(10)]  # every row once, in order
 
 
 def test_a_node_with_more_rows_than_a_sheet_holds_goes_on_in_numbered_sheets_with_every_row(tmp_path: Path) -> None:
