@@ -291,6 +291,8 @@ class Bus(Streams, Consumers):
 
     async def close(self) -> None:
         """Stop consuming, flush what is in flight (drain, bounded by natsclose.DRAIN_S in all), close."""
+        # what was not acked comes back to a consumer; a command (no consumer) says its own line, not this warning
+        level = logging.WARNING if self._subs else logging.INFO
         for sub in self._subs:  # a pull subscription never finishes draining by itself (nats-py)
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
@@ -300,8 +302,8 @@ class Bus(Streams, Consumers):
                 where = redact(self.nc.connected_url.geturl()) if self.nc.connected_url else "its URL"
                 why = await drain_within(self.nc)  # a server that hangs took 15 s (nats-py's drain, then close)
                 if why:
-                    log.warning("NATS at %s %s: closed without draining; what was not acknowledged is delivered again",
-                                where, why)
+                    log.log(level, "NATS at %s %s: closed without draining; what was not acknowledged is delivered "
+                            "again", where, why)
             elif not self.nc.is_closed:  # reconnecting to a server that died: stop here, not at the loop's end
                 await self.nc.close()
         except ConnectionError as exc:  # nats-py writes what it held while reconnecting (pulls, acks) to the lost
