@@ -211,3 +211,29 @@ def test_the_analyzer_names_an_api_address_it_cannot_listen_on(tmp_path: Path, n
     last = done.stderr.strip().splitlines()[-1]
     assert says.format(nats_port=nats_port) in last and "Traceback" not in done.stderr, done.stderr
     assert "analyzer API on" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("secret", ["api-token", "nats-users.json", "nats-auth.conf"])
+def test_a_secret_file_that_is_a_folder_is_one_line_and_no_nats_server_is_left(tmp_path: Path, secret: str) -> None:
+    """A folder where `up` keeps a secret (restored from a backup, made by hand) gave a 20-line IsADirectoryError
+    traceback, and a stray `.<name>.<pid>.tmp` copy of the secret beside it."""
+    data = tmp_path / "data"
+    (data / secret).mkdir(parents=True)
+    done = subprocess.run([*CLI, "up", "--data-dir", str(data), "--api-port", str(natsserver.free_port()),
+                           "--no-kubesim"], env=clean_env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"error: --data-dir {data}: cannot use {data / secret} (Is a directory); remove it, or make it a file podtax "
+        "can read and write"], done.stderr
+    assert not [p.name for p in data.iterdir() if p.name.endswith(".tmp")], "no stray copy of a secret"
+    store = str(data / "jetstream").encode()
+    left = [p.name for p in Path("/proc").iterdir() if p.name.isdigit() and store in _cmdline(p)]
+    assert left == [], f"a nats-server on this data dir was left running: pids {left}"
+
+
+def _cmdline(proc: Path) -> bytes:
+    """A process's command line ('' once it has gone)."""
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""

@@ -28,9 +28,13 @@ def write_private(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError:  # a folder in the way, a full disk: no stray copy of the secret is left beside it
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def keep_private(path: Path, text: str) -> None:

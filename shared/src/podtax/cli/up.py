@@ -190,7 +190,10 @@ def up(
     nats_users: dict[str, str] = {}  # user -> password, when we start nats-server (one per role, the agent's node's)
     if not nats_url:
         log = data / "logs" / "nats-server.log"
-        nats_users, nats_conf = localauth.nats_users(data, node)
+        try:
+            nats_users, nats_conf = localauth.nats_users(data, node)
+        except OSError as exc:
+            raise _unusable_secret(data_dir, exc) from None
         # a session of its own, as every child's: a Ctrl-C in the terminal reaches the whole foreground process
         # group, and nats-server stopped at once, before the services it serves (their logs: tracebacks)
         server = natsserver.start(data / "jetstream", nats_port, log_file=log, config=nats_conf, own_session=True)
@@ -202,7 +205,10 @@ def up(
                "PODTAX_AGENT_WORKDIR": str(data / "work"), "PODTAX_DATA_DIR": str(data)}
         # a report NATS refuses when JetStream's storage is used up is kept on disk, not lost at a restart (spool.py)
         env.setdefault("PODTAX_RUNNER_SPOOL_DIR", str(data / RUNNER_SPOOL))
-        api_token, api_token_file = localauth.api_token(data, env)
+        try:
+            api_token, api_token_file = localauth.api_token(data, env)
+        except OSError as exc:
+            raise _unusable_secret(data_dir, exc) from None
         env.pop("PODTAX_API_TOKEN", None)  # only the analyzer gets it; the CLI reads the token file
         children: list[Child] = []
         kubeconfig = None
@@ -308,6 +314,14 @@ def up(
             nats.server.stop()
         (data / UP_FILE).unlink(missing_ok=True)
         _tell("stopped")
+
+
+def _unusable_secret(data_dir: Path, exc: OSError) -> typer.Exit:
+    """A secret file `up` keeps in its data directory (api-token, nats-users.json...) that is a folder, unreadable
+    or on a full disk: one line naming it, not a traceback."""
+    name = exc.filename2 or exc.filename  # os.replace(tmp, path) names the file it could not replace second
+    return fail(f"--data-dir {data_dir}: cannot use {name} ({exc.strerror}); remove it, or make it a file "
+                "podtax can read and write", 2)
 
 
 def _tell(text: str) -> None:
