@@ -153,3 +153,18 @@ def test_a_slow_machine_at_80_percent_run_9_1_gives_no_verdict(con, host, pod):
         and c.sentence.endswith("and run the cell again)."), c.sentence
     assert [o.env for o in c.outliers] == ["host", "kubernetes"], c.outliers  # each side's run, in the table too
     assert "(modified z-score above 3.5" in c.flag_details["OUTLIERS"], c.flag_details  # the cutoff it lies beyond
+
+
+@pytest.mark.parametrize(("seed", "runs", "r", "cv"), [
+    ((101, 4232653166), (20, 20), 0.9, 0.02),
+    ((104, 1020025868), (15, 15), 0.9, 0.02),
+    ((134, 3418647810), (10, 20), 0.95, 0.01),
+], ids=["20-20-runs-10pct", "15-15-runs-10pct", "10-20-runs-5pct"])
+def test_one_machine_with_heavy_tailed_noise_keeps_its_tax(con, seed, runs, r, cv):
+    # One machine, Student t noise (3 degrees of freedom): a run a side toward the other side's level, inside the
+    # cutoff, withheld the tax as 'one node name over two machines' when _toward held every side size
+    rng = np.random.default_rng(list(seed))
+    host = 1000 * np.exp(cv * rng.standard_t(3, runs[0]))
+    pod = 1000 * r * np.exp(cv * rng.standard_t(3, runs[1]))
+    c = one_cell(con, list(host), list(pod))
+    assert c.verdict == "slower" and not c.crossed_lone_runs, c.sentence
