@@ -79,7 +79,7 @@ async def test_a_kept_failure_sent_by_the_next_runner_is_followed_by_its_pending
     assert any(f.startswith("DELETE_REFUSED: ") for f in flags), flags
     assert len(executed) == 1  # not run again
     said = [r.getMessage() for r in caplog.records]
-    failure = next(i for i, m in enumerate(said) if "its failure, kept by an earlier runner, was published" in m)
+    failure = next(i for i, m in enumerate(said) if "its failure, kept by an earlier runner, was sent again" in m)
     result = next(i for i, m in enumerate(said) if "go as a result flagged DELETE_REFUSED" in m)
     assert failure < result, said  # the result after its failure: never counted before it
     assert not any("removed, not sent" in m for m in said), said

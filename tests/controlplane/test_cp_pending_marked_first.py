@@ -112,7 +112,7 @@ async def test_a_mark_whose_failure_was_not_recorded_sends_that_failure_then_the
         assert "409 Conflict" in said and flags == [], flags
         return
     assert removed not in said and "409 Conflict" not in said, said  # not run again
-    assert said.index("its failure, kept by an earlier runner, was published") < said.index(
+    assert said.index("its failure, kept by an earlier runner, was sent again") < said.index(
         "go as a result flagged DELETE_REFUSED"), said
     assert any(f.startswith("DELETE_REFUSED: ") for f in flags), flags
 

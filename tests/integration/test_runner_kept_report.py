@@ -80,7 +80,7 @@ async def test_a_refused_timeline_outlives_a_runner_restart(
     assert "1 done, 0 failed" in status, status
     said = runner_said(caplog)
     assert any("its copy is kept in the runner's bucket: the next runner sends it" in m for m in said), said
-    assert any("its timeline, kept by an earlier runner, was published" in m for m in said), said
+    assert any("its timeline, kept by an earlier runner, was sent again" in m for m in said), said
 
 
 async def kept_gone(kv: Any) -> bool:

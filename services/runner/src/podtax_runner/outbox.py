@@ -236,7 +236,8 @@ class Outbox:
         what = what_of(event, run)
         if not await self.send(run, event, what, kept=True):
             return False
-        self.log.warning("%s %s: its %s, kept by an earlier runner, was published", self.kind, run.run_id, what)
+        self.log.warning("%s %s: its %s, kept by an earlier runner, was sent again (stored once: NATS drops a copy "
+                         "it has already)", self.kind, run.run_id, what)
         return True
 
     def holding(self) -> dict[str, str]:
