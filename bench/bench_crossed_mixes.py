@@ -5,8 +5,10 @@ that a rule for them withholds no ordinary tax, cells on one machine with a 5% o
 
 Per case, 3 blocks of seeds (the blocks' median is printed): the share of cells with a false claim (a difference
 where none was planted, or "no detectable difference" where one was) and of cells with a planted tax whose verdict
-was withheld. The anchor: the same cells through another tree of the project (--anchor DIR: a `git archive` of the
-old commit, run in a child process with its PYTHONPATH), printed beside. The counts are fixed by the seeds.
+was withheld. The anchor, printed beside with the ratio (this tree / anchor; '-' where the anchor is 0): the same
+cells with cell_analysis's rule for a run a side toward the other side's level switched off (TOWARD = False, this
+process), or through another tree of the project (--anchor DIR: a `git archive` of the old commit, run in a child
+process with its PYTHONPATH). The counts are fixed by the seeds.
 
     git archive <old commit> | tar -x -C DIR
     .venv/bin/python bench/bench_crossed_mixes.py [--seeds N] [--quick] [--anchor DIR] [case ...]
@@ -29,6 +31,7 @@ import numpy as np
 from anchor import loadavg
 from bench_crossed_spans import machines
 from bench_planted_verdicts import cell, noise, planted, score
+from podtax_analyzer import cell_analysis, cell_pool
 
 
 def strays(r, lone=None):
@@ -38,6 +41,15 @@ def strays(r, lone=None):
         host, pod = noise(rng, 1000.0, 10), noise(rng, 1000.0 * r, 10)
         at = rng.uniform(0.6, 0.95, 2) if lone is None else (lone, lone)
         host[0], pod[0] = host[0] * at[0], pod[0] / at[1]
+        return cell("node-a", host, pod), r
+    return f
+
+
+def heavy(r, n=20):
+    """One machine, Student t noise of 3 degrees of freedom (2%) on ``n`` runs a side, the pod ``r`` times the host:
+    heavy tails put a run toward the other side's level on each side now and then (the cost of _toward, below)."""
+    def f(rng):
+        host, pod = (1000.0 * x * np.exp(0.02 * rng.standard_t(3, n)) for x in (1.0, r))
         return cell("node-a", host, pod), r
     return f
 
@@ -52,6 +64,7 @@ SLOW = (0.35, 0.5, 0.65, 0.8, 0.9, 0.95)
 CASES = {f"{main}/{10 - main} at {slow:.0%} {'no tax' if r == 1 else '10% slow'}": machines(r, slow=slow, main=main)
          for main in (9, 8) for slow in SLOW for r in (1.0, 0.9)}
 CASES |= {"one machine 10% slow": plain(0.9), "one machine 5% slow": plain(0.95),
+          "one machine t3 noise 20/20, 10% slow": heavy(0.9), "one machine t3 noise 10/10, 10% slow": heavy(0.9, 10),
           "stray run a side at 70%, 10% slow": strays(0.9, 0.7), "stray run a side at 85%, 10% slow": strays(0.9, 0.85),
           "stray run a side at 60-95%, 10% slow": strays(0.9)}
 
@@ -81,6 +94,23 @@ def _anchor(tree: str, args: list[str]) -> dict:
     return json.loads(out.stdout)
 
 
+def _off(names: list[str], seeds: range) -> dict:
+    """The figures with cell_analysis's _toward rule switched off (the anchor without --anchor): in this process (a
+    worker process would not see the switch)."""
+    cell_analysis.TOWARD, was = False, os.environ.get(cell_pool.WORKERS_ENV)
+    os.environ[cell_pool.WORKERS_ENV] = "0"
+    try:
+        return {n: rates(n, seeds, 3) for n in names}
+    finally:
+        cell_analysis.TOWARD = True
+        os.environ.pop(cell_pool.WORKERS_ENV) if was is None else os.environ.update({cell_pool.WORKERS_ENV: was})
+
+
+def _ratio(new: list[float], was: list[float]) -> str:
+    a, b = float(np.median(new)), float(np.median(was))
+    return "    -" if np.isnan(a) or np.isnan(b) or b == 0 else f"{a / b:5.2f}"
+
+
 def _pct(v: list[float]) -> str:
     m = float(np.median(v))
     return "    -" if np.isnan(m) else f"{100 * m:4.1f}%"
@@ -107,13 +137,19 @@ def main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps({n: rates(n, seeds, 3) for n in names}))
         return 0
-    old = _anchor(args.anchor, [*names, "--seeds", str(args.seeds)]) if args.anchor else {}
+    if args.anchor and not (Path(args.anchor) / "services" / "analyzer" / "src").is_dir():
+        print(f"{ap.prog}: --anchor {args.anchor}: not a tree of this project (no services/analyzer/src); make one "
+              "with: git archive <commit> | tar -x -C DIR", file=sys.stderr)
+        return 2
     print(f"median of 3 blocks of {args.seeds} seeds; {loadavg()}")
-    print(f"{'case':38s} false claims  withheld taxes   anchor: false  withheld")
+    old = _anchor(args.anchor, [*names, "--seeds", str(args.seeds)]) if args.anchor else _off(names, seeds)
+    print(f"anchor: {args.anchor or 'this tree, the rule for a run a side toward the other level off'}")
+    print(f"{'case':38s} false claims  withheld taxes   anchor: false  withheld   ratio: false  withheld")
     for n in names:
-        new, was = rates(n, seeds, 3), old.get(n, {"false": [np.nan], "withheld": [np.nan]})
+        new, was = rates(n, seeds, 3), old[n]
         print(f"{n:38s} {_pct(new['false']):>12s}  {_pct(new['withheld']):>14s}   {_pct(was['false']):>13s}  "
-              f"{_pct(was['withheld']):>8s}", flush=True)
+              f"{_pct(was['withheld']):>8s}   {_ratio(new['false'], was['false']):>12s}  "
+              f"{_ratio(new['withheld'], was['withheld']):>8s}", flush=True)
     print(loadavg())
     return 0
 
