@@ -14,27 +14,22 @@ from typing import Any
 
 import nats
 import pytest
-from podtax import config, events, natsserver, subjects
+from podtax import config, events, subjects
 from podtax.bus import Bus
 from podtax_kubesim import resources as R
 from podtax_runner.controlplane import dispatch
 from podtax_runner.controlplane.dispatch import ControlPlaneExecutor
 
 from tests.controlplane.conftest import cluster, spec
-from tests.integration.harness import wait_for
+from tests.integration.harness import nats_with_max_payload, wait_for
 
 MAX_PAYLOAD = 65_536
 
 
 @pytest.fixture
 async def small_nats(tmp_path: Path) -> AsyncIterator[str]:
-    conf = tmp_path / "nats.conf"
-    conf.write_text(f"max_payload: {MAX_PAYLOAD}\n")
-    server = natsserver.start(tmp_path / "jetstream", log_file=tmp_path / "nats.log", config=conf)
-    try:
-        yield server.url
-    finally:
-        server.stop()
+    with nats_with_max_payload(tmp_path, MAX_PAYLOAD) as url:
+        yield url
 
 
 async def test_a_run_whose_log_may_not_fit_is_refused_at_dispatch_before_anything_is_made(

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -137,6 +137,18 @@ async def services(nats_url: str, tmp: Path) -> AsyncIterator[Services]:
     finally:
         await s.close()
         _LIVE.clear()
+
+
+@contextlib.contextmanager
+def nats_with_max_payload(tmp: Path, max_payload: int) -> Iterator[str]:
+    """A real nats-server (store and log in `tmp`) whose max_payload is `max_payload` bytes; its URL."""
+    conf = tmp / "nats.conf"
+    conf.write_text(f"max_payload: {max_payload}\n")
+    server = natsserver.start(tmp / "jetstream", log_file=tmp / "nats.log", config=conf)
+    try:
+        yield server.url
+    finally:
+        server.stop()
 
 
 async def run_cli(*args: str) -> int:

@@ -12,22 +12,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from podtax import events, natsserver
+from podtax import events
 from podtax.bus import Bus, BusError, wire_bytes
 from podtax.cli import importer
+
+from tests.integration.harness import nats_with_max_payload
 
 MAX_PAYLOAD = 8192
 
 
 @pytest.fixture
 async def small_nats(tmp_path: Path) -> AsyncIterator[str]:
-    conf = tmp_path / "nats.conf"
-    conf.write_text(f"max_payload: {MAX_PAYLOAD}\n")
-    server = natsserver.start(tmp_path / "jetstream", log_file=tmp_path / "nats.log", config=conf)
-    try:
-        yield server.url
-    finally:
-        server.stop()
+    with nats_with_max_payload(tmp_path, MAX_PAYLOAD) as url:
+        yield url
 
 
 def raw_log(run_id: str, body_bytes: int) -> events.RawLogV1:
