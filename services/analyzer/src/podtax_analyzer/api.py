@@ -193,4 +193,7 @@ def create_app(store: Store, token: str | None = None, reads_need_token: bool = 
     from podtax_analyzer.api_imports import router as imports_router
 
     app.include_router(imports_router)
+    from podtax_analyzer.api_retired import router as retired_router
+
+    app.include_router(retired_router)
     return app

@@ -134,3 +134,14 @@ CREATE TABLE IF NOT EXISTS imported_duplicates (
     kept_run_id  VARCHAR NOT NULL,
     received_at  TIMESTAMPTZ NOT NULL
 );
+
+-- Nodes whose older runs the user retired (podtax retire, POST /api/retired): a score counts only the node's runs
+-- started at or after before_time (scores.COUNTED), e.g. after a hardware change or a kernel upgrade. The runs stay
+-- stored for reports and comparisons. One row a node (a later retire replaces it); undoing it deletes the row.
+CREATE TABLE IF NOT EXISTS retired (
+    cluster     VARCHAR NOT NULL,
+    node        VARCHAR NOT NULL,
+    before_time TIMESTAMPTZ NOT NULL,
+    retired_at  TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (cluster, node)
+);

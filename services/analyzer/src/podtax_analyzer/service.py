@@ -355,7 +355,7 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
         app.state.nats_connected = lambda: bus.nc.is_connected  # /healthz says 503 while NATS is unreachable
         # ... and while writes fail (disk full...), or the file was removed (said before a batch comes)
         app.state.storage_problem = lambda: analyzer.storage_problem or analyzer.file_moved()
-        app.state.runs_changed = analyzer.runs_changed  # scores to publish after POST /api/imports/twice
+        app.state.runs_changed = analyzer.runs_changed  # scores to publish after POST /api/imports/twice, /api/retired
         server = uvicorn.Server(uvicorn.Config(app, host=settings.analyzer_host, port=settings.analyzer_port,
                                                log_level="warning", lifespan="off"))
         server.install_signal_handlers = lambda: None  # type: ignore[method-assign] - we own the signals

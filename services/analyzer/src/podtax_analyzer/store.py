@@ -361,6 +361,13 @@ class Store:
             return twice, drop(con, twice, datetime.now(UTC))
 
     @contextlib.contextmanager
+    def rescoring(self) -> Iterator[Cursor]:
+        """A write transaction that changes which stored runs scores count (retired.py): score caches start afresh,
+        as after a reparse."""
+        with self._replacing(), self.transaction() as con:
+            yield con
+
+    @contextlib.contextmanager
     def _replacing(self) -> Iterator[None]:
         """`replaced` moves before and after (even if it fails), and `replacing` counts those under way (they
         nest: a reparse's vacuuming holds its replace_results); `replaced` moves before `replacing` drops, so a

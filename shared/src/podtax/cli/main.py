@@ -30,6 +30,7 @@ from podtax.cli import (
     parse,
     report,
     results,
+    retire,
     scores,
     up,
 )
@@ -58,7 +59,8 @@ def _root(show_version: bool = typer.Option(False, "--version", is_eager=True, c
     check_data_dir()
 
 
-for module in (up, campaign, results, scores, parse, importer, report, export, compare, kubesim, natsauth_cmd):
+for module in (up, campaign, results, scores, retire, parse, importer, report, export, compare, kubesim,
+               natsauth_cmd):
     module.register(app)
 delegate.register(app, "simulate", "podtax_scheduler", "podtax simulate needs the scheduler package: pip install -e "
                   "services/scheduler", "Simulate a cluster on a campaign's measured speeds and compare placement "

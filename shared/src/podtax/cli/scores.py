@@ -18,7 +18,8 @@ never share a label: they are ranked, and their rows say "used" (podtax.archfami
 one family, a node's label or not).
 A node that switched tool builds cleanly (every run of the older builds before the first of the newest) is scored by
 the newest build's runs alone: its row says since when and which runs were left out (left_out_said); builds whose runs
-interleave stay CONFOUNDED.
+interleave stay CONFOUNDED. A node whose older runs the user retired (`podtax retire NODE --before DATE`) is scored
+by its runs since then: its row says how many runs before it were retired, and when.
 The BenchmarkScore settings are those of the scheduler's profile (--profile,
 else PODTAX_SCHEDULER_PROFILE, else the defaults: podtax.scheduler_profile, the file the scheduler reads). Below,
 the newest placements (GET /api/placements) with the scheduler's own explanation.
@@ -39,6 +40,7 @@ from podtax.cli import cards
 from podtax.cli.common import check_settings, cluster_name, console, fail, node_name, test_name, wide_console
 from podtax.cli.report_render import _value as report_value
 from podtax.cli.results import _get as api_get
+from podtax.cli.retire import retired_rows, retired_said
 from podtax.config import ConfigError, SchedulerSettings
 from podtax.event_payloads import printable_tree
 from podtax.param_labels import label, params_labels
@@ -210,8 +212,11 @@ def scores(
         groups.setdefault((r["cluster"], r["test"], r["metric"], r["params_key"]), []).append(r)
     for group in groups.values():  # the scheduler compares nodes only inside a group
         mixed_archs(group)
+    retired = {(r["cluster"], r["node"]): r for r in retired_rows()} if rows else {}
     for r in rows:
-        r["status"] += left_out_said(r)
+        r["status"] += left_out_said(r) + retired_said(r, retired)
+        if (r["cluster"], r["node"]) in retired:
+            r["retired"] = retired[r["cluster"], r["node"]]
     placed = api_get("/api/placements", {"test": test, "node": node, "limit": placements}) if placements else []
     assert isinstance(placed, list)
     if as_json:

@@ -1,0 +1,104 @@
+"""Retired runs: a node's runs started before a time the user gives no longer count in its scores (`podtax retire`,
+POST /api/retired), after the node changed (a new build of the tool that interleaved with the old, a hardware change,
+a kernel upgrade). Its old runs kept it CONFOUNDED or skewed its score for good; they stay stored, for reports and
+comparisons. One row a node in the table `retired` (a later retire replaces it; DELETE undoes it); scores.COUNTED
+leaves those runs out, so node_scores and the service's ScoreCache count the same runs. Written under
+Store.rescoring: the score caches start afresh and the service sweeps the scores of keys left without a run.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+
+from podtax_analyzer.scores import RUN_TIME
+from podtax_analyzer.store import Store
+
+
+class Refusal(ValueError):
+    """The retirement asked for is not made: `status` is the HTTP status to answer with."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+_LISTED = f"""
+SELECT t.cluster, t.node, t.before_time, t.retired_at,
+       (SELECT count(*) FROM runs r WHERE r.cluster = t.cluster AND r.node = t.node AND r.status = 'ok'
+          AND {RUN_TIME} < t.before_time) AS runs
+FROM retired t {{where}} ORDER BY t.cluster, t.node
+"""
+
+
+def listed(con: duckdb.DuckDBPyConnection, cluster: str | None = None, node: str | None = None) -> list[dict[str, Any]]:
+    """Every retirement (or one node's): cluster, node, before (runs started before it are left out), retired_at
+    (when the user retired them) and runs (how many of the node's successful runs that leaves out)."""
+    where, params = [], []
+    for col, val in (("cluster", cluster), ("node", node)):
+        if val is not None:
+            where.append(f"t.{col} = ?")
+            params.append(val)
+    sql = _LISTED.format(where="WHERE " + " AND ".join(where) if where else "")
+    return [{"cluster": c, "node": n, "before": b.astimezone(UTC), "retired_at": at.astimezone(UTC), "runs": runs}
+            for c, n, b, at, runs in con.execute(sql, params).fetchall()]
+
+
+def _cluster_of(con: duckdb.DuckDBPyConnection, node: str, cluster: str | None) -> str:
+    """The cluster of `node`'s stored runs (`cluster` when given), else Refusal: no run of it, or several clusters."""
+    clusters = [c for (c,) in con.execute("SELECT DISTINCT cluster FROM runs WHERE node = ? ORDER BY cluster",
+                                          [node]).fetchall()]
+    if cluster is not None and cluster not in clusters:
+        where = f" (it has runs in cluster {', '.join(clusters)})" if clusters else ""
+        raise Refusal(404, f"no run of node {node!r} in cluster {cluster!r} is stored{where}: name the node as its "
+                           "runs do (podtax results lists them)")
+    if not clusters:
+        raise Refusal(404, f"no run of node {node!r} is stored: name the node as its runs do (podtax results lists "
+                           "them)")
+    if cluster is None and len(clusters) > 1:
+        raise Refusal(422, f"node {node!r} has runs in clusters {', '.join(clusters)}: say which (cluster)")
+    return cluster or clusters[0]
+
+
+def _run_ids(con: duckdb.DuckDBPyConnection, cluster: str, node: str) -> set[str]:
+    """The node's successful runs: their scores change (the service publishes them and sweeps what has none)."""
+    return {i for (i,) in con.execute("SELECT run_id FROM runs WHERE cluster = ? AND node = ? AND status = 'ok'",
+                                      [cluster, node]).fetchall()}
+
+
+def retire(store: Store, node: str, before: datetime, cluster: str | None = None,
+           now: datetime | None = None) -> tuple[dict[str, Any], set[str]]:
+    """Leave `node`'s runs started before `before` out of its scores (a time zone-less time is UTC). Returns the
+    retirement (as `listed`) and the node's run ids (scores to publish again). Refusal: `before` in the future,
+    no run of the node stored, or its runs in several clusters and no `cluster`."""
+    now = now or datetime.now(UTC)
+    before = before if before.tzinfo else before.replace(tzinfo=UTC)
+    if before > now:
+        raise Refusal(422, f"before {before.isoformat()} is in the future (now {now.isoformat(timespec='seconds')}): "
+                           "runs not made yet cannot be retired; give the time the node changed")
+    with store.cursor() as con:
+        cluster = _cluster_of(con, node, cluster)
+    with store.rescoring() as con:
+        con.execute("INSERT INTO retired VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                    "before_time = excluded.before_time, retired_at = excluded.retired_at",
+                    [cluster, node, before, now])
+        return listed(con, cluster, node)[0], _run_ids(con, cluster, node)
+
+
+def undo(store: Store, node: str, cluster: str | None = None) -> tuple[dict[str, Any], set[str]]:
+    """Count every run of `node` again: the retirement removed (as `listed` gave it) and the node's run ids.
+    Refusal (404) when none of its runs are retired."""
+    with store.cursor() as con:
+        found = listed(con, cluster, node)
+    if not found:
+        raise Refusal(404, f"no runs of node {node!r}{f' in cluster {cluster!r}' if cluster else ''} are retired "
+                           "(podtax retire --list shows those that are)")
+    if len(found) > 1:
+        raise Refusal(422, f"node {node!r} has retired runs in clusters {', '.join(r['cluster'] for r in found)}: "
+                           "say which (cluster)")
+    gone = found[0]
+    with store.rescoring() as con:
+        con.execute("DELETE FROM retired WHERE cluster = ? AND node = ?", [gone["cluster"], node])
+        return gone, _run_ids(con, gone["cluster"], node)

@@ -1,0 +1,117 @@
+"""`podtax retire`: score a node only by its runs since a time (it changed: a new build of the tool that interleaved
+with the old, a hardware change, a kernel upgrade), list the nodes so retired, undo it. The older runs stay stored
+for reports and comparisons; only the node's scores (podtax scores, /api/scores, the scheduler's) leave them out
+(the analyzer's retired.py). `podtax scores` says it on each such node's row (retired_said)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import httpx
+import typer
+
+from podtax.cli.common import api_headers, api_json, api_url, cluster_name, console, node_name, unreachable
+from podtax.cli.results import _get
+from podtax.event_payloads import printable
+
+DATE_FORMS = "e.g. 2026-11-30 or 2026-11-30T14:00 (UTC unless it names a zone, as 2026-11-30T14:00+01:00)"
+
+
+def when(value: str | None) -> datetime | None:
+    """--before: an ISO 8601 date or time, UTC unless it names a zone, not in the future; else a usage error."""
+    if value is None:
+        return None
+    try:
+        at = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a date or time: give one as {DATE_FORMS}",
+                                 param_hint="--before") from None
+    at = at if at.tzinfo else at.replace(tzinfo=UTC)
+    now = datetime.now(UTC)
+    if at > now:
+        raise typer.BadParameter(f"{value} is in the future (now {now:%Y-%m-%d %H:%M} UTC): runs not made yet cannot "
+                                 "be retired; give the time the node changed", param_hint="--before")
+    return at
+
+
+def _day(stamp: str) -> str:
+    return stamp[:19].replace("T", " ")
+
+
+def retired_rows() -> list[dict[str, Any]]:
+    """GET /api/retired; [] from an analyzer without the route (one before podtax retire: nothing is retired)."""
+    url = api_url().rstrip("/") + "/api/retired"
+    try:
+        resp = httpx.request("GET", url, headers=api_headers(api_url()), timeout=300)
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise unreachable(api_url(), exc) from None
+    if resp.status_code == 404:
+        return []
+    rows = _get("/api/retired") if resp.status_code >= 400 else api_json(resp, api_url())  # _get says the error
+    return rows if isinstance(rows, list) else []
+
+
+def retired_said(score: dict[str, Any], retired: dict[tuple[str, str], dict[str, Any]]) -> str:
+    """What a score of a node whose older runs were retired leaves out, said after its status; "" otherwise."""
+    r = retired.get((score["cluster"], score["node"]))
+    if r is None:
+        return ""
+    runs = r["runs"]
+    return (f"; counts only its runs since {_day(r['before'])}: {runs} {'run' if runs == 1 else 'runs'} before "
+            f"{_day(r['before'])} retired by the user on {_day(r['retired_at'])} (still stored)")
+
+
+def retire(
+    node: Annotated[str | None, typer.Argument(help="The node, as its runs name it.", callback=node_name,
+                                               show_default=False)] = None,
+    before: Annotated[str | None, typer.Option(help=f"Its runs started before this time count in no score; "
+                                                    f"{DATE_FORMS}.", show_default=False)] = None,
+    cluster: Annotated[str | None, typer.Option(help="The node's cluster (needed only when two clusters have a node "
+                                                     "of that name).", callback=cluster_name)] = None,
+    undo: Annotated[bool, typer.Option("--undo", help="Count every run of NODE again.")] = False,
+    show: Annotated[bool, typer.Option("--list", help="List the nodes whose older runs are retired.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the retirements as JSON.")] = False,
+) -> int:
+    """Score NODE only by its runs since --before (it changed: a tool build, its hardware, its kernel); the older
+    runs stay stored for reports and comparisons. --list shows the nodes so retired, --undo counts every run again."""
+    at = when(before)
+    if show and (undo or before is not None):
+        raise typer.BadParameter("--list takes neither --before nor --undo", param_hint="--list")
+    if not show and node is None:
+        raise typer.BadParameter("give NODE and --before DATE (or --undo), or --list", param_hint="'node'")
+    if undo and before is not None:
+        raise typer.BadParameter("--undo takes no --before (it counts every run of NODE again)", param_hint="--undo")
+    if not show and not undo and at is None:
+        raise typer.BadParameter(f"give the time from which NODE's runs count, as {DATE_FORMS}",
+                                 param_hint="--before")
+    if show:
+        rows = _get("/api/retired", {"node": node, "cluster": cluster})
+    elif undo:
+        rows = [_get("/api/retired", {"node": node, "cluster": cluster}, method="DELETE")]
+    else:
+        assert at is not None
+        rows = [_get("/api/retired", {"node": node, "cluster": cluster, "before": at.isoformat()}, method="POST")]
+    assert isinstance(rows, list)
+    if as_json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    for r in rows:
+        its = f"node {printable(r['node'])} (cluster {printable(r['cluster'])})"
+        runs = f"{r['runs']} {'run' if r['runs'] == 1 else 'runs'} started before {_day(r['before'])}"
+        if undo:
+            said = f"{its}: every run counts again ({runs}, retired on {_day(r['retired_at'])})"
+        elif show:
+            said = f"{its}: {runs} retired on {_day(r['retired_at'])}"
+        else:
+            said = (f"{its}: its {runs} count in no score from now on (still stored for reports and comparisons); "
+                    f"`podtax retire {printable(r['node'])} --undo` counts them again")
+        console.print(said, highlight=False, markup=False)
+    if show and not rows:
+        console.print("no node has retired runs", highlight=False)
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(retire)
