@@ -60,7 +60,7 @@ async def test_a_delete_refused_result_given_up_by_a_stopped_runner_is_sent_by_t
         await set_max_msg_size(nats_url, 6000)  # the failure fits (~3 KB), the timeline of 20 objects does not
         await submit(tmp_path, campaign("cp-late", 20))
         await wait_for(lambda: [r[0] for r in s.query(QUERY)] == ["failed"], 90, "the run's failure stored")
-        await wait_for(lambda: "could not publish its timeline" in caplog.text, 30, "the result not taken")
+        await wait_for(lambda: "NATS refuses its timeline" in caplog.text, 30, "the result not taken")
         await s.crash(next(t for t in s.tasks if t.get_name() == "runner"))  # the result is given up
         kept = [p for p in measured.iterdir() if p.name.startswith("cp-late.") and p.name.endswith(".jsonl")]
         assert len(kept) == 1, list(measured.iterdir())

@@ -78,7 +78,7 @@ async def test_a_pending_result_above_max_payload_stays_pending_said_once_and_is
         await set_max_msg_size(server.url, SMALL)  # NATS takes the failure, not the result: it stays pending
         await submit(tmp_path, campaign("cp-late", 20))
         await wait_for(lambda: [r[0] for r in s.query(QUERY)] == ["failed"], 90, "the run's failure stored")
-        await wait_for(lambda: "could not publish its timeline" in caplog.text, 30, "the result not taken")
+        await wait_for(lambda: "NATS refuses its timeline" in caplog.text, 30, "the result not taken")
         await s.crash(next(t for t in s.tasks if t.get_name() == "runner"))
         mark, = (p for p in measured.iterdir() if p.name.endswith(SUFFIX))
         kept = mark.with_name(mark.name.removesuffix(SUFFIX))

@@ -87,6 +87,10 @@ class BusError(RuntimeError):
     """NATS is unreachable or refused an operation; the message says what to do."""
 
 
+class TooBig(BusError):
+    """An event above the server's max_payload (Bus._payload): not sent until an admin raises it."""
+
+
 class NatsLost(BusError):
     """NATS is away, or lost what podtax keeps there (a stream, a consumer, a bucket): not a podtax bug, so a handler
     failing with it is logged in one line (busconsume), not with its traceback."""
@@ -223,9 +227,9 @@ class Bus(Streams, Consumers):
         and the server closed the connection for good: 'maximum payload exceeded: 8231 vs 8192')."""
         payload = encode(event)
         if (size := len(payload) + header_bytes(headers)) > self.nc.max_payload:
-            raise BusError(f"{event.type} {event.id} is {size} bytes with its NATS headers, above the server's "
-                           f"max_payload of {self.nc.max_payload}; lower the output cap "
-                           f"(PODTAX_AGENT_OUTPUT_CAP_BYTES) or raise max_payload in nats-server")
+            raise TooBig(f"{event.type} {event.id} is {size} bytes with its NATS headers, above the server's "
+                         f"max_payload of {self.nc.max_payload}; lower the output cap "
+                         f"(PODTAX_AGENT_OUTPUT_CAP_BYTES) or raise max_payload in nats-server")
         return payload
 
     async def publish(self, event: Envelope, last_on_subject: int | None = None) -> None:

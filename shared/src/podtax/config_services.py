@@ -141,16 +141,16 @@ class RunnerSettings(Common):
                                   "runs; each dispatched run gets a synthetic result flagged SIMULATED at once.")
     runner_report_grace_s: float = Field(60.0, ge=0, description="Seconds beyond a run's timeout before a run "
                                          "that never reported back is recorded failed (no-report).")
-    runner_spool_dir: Path | None = Field(None, description="Folder where the runner keeps a report NATS refuses "
-                                          "(for want of room) when its KV bucket refuses the copy too (the server's "
-                                          "JetStream storage used up), so a restart sends it instead of running the "
-                                          "run again; at most 64 MiB. Unset = that copy is held in memory only (a "
-                                          "restart loses it). Give it a volume that outlives the runner's pod. "
-                                          "Its subfolder measured/ keeps the timeline a failed control-plane run "
-                                          "measured before it ended (one file per run and submission, marked "
-                                          "aborted: never a result, except that of a run whose deletes were "
-                                          "refused after every create and bind, which the runner also publishes as "
-                                          "a result flagged DELETE_REFUSED; at most 64 MiB, pruned as "
+    runner_spool_dir: Path | None = Field(None, description="Folder where the runner keeps a report NATS refuses (for "
+                                          "want of room, or for its size) when its KV bucket refuses the copy too (the "
+                                          "server's JetStream storage used up, or its max_payload), so a restart sends "
+                                          "it instead of running the run again; at most 64 MiB. Unset = that copy is "
+                                          "held in memory only (a restart loses it). Give it a volume that outlives "
+                                          "the runner's pod. Its subfolder measured/ keeps the timeline a failed "
+                                          "control-plane run measured before it ended (one file per run and "
+                                          "submission, marked aborted: never a result, except that of a run whose "
+                                          "deletes were refused after every create and bind, which the runner also "
+                                          "publishes as a result flagged DELETE_REFUSED; at most 64 MiB, pruned as "
                                           "PODTAX_RUNNER_MEASURED_MAX_FILES and _MAX_AGE_DAYS say); unset, that "
                                           "timeline is one line of the runner's log.")
     _spool = field_validator("runner_spool_dir")(folder_path)

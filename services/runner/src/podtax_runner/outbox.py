@@ -25,7 +25,15 @@ held, said once (a restart then runs the run again).
 The copy names its campaign's submission (its created_at: a copy of a campaign of the same name submitted again is
 refused) and goes only once the run is recorded as reported (release(): a runner crashing between NATS taking the
 report and that record sends the copy again, de-duplicated, instead of running the run again); a copy left behind
-(its removal failed, or a keep that timed out after the write landed) is sorted out by the next runner (kept.py)."""
+(its removal failed, or a keep that timed out after the write landed) is sorted out by the next runner (kept.py).
+
+Refusals that are no want of room last until an admin acts too, and were taken for NATS away (no copy kept, a runner
+stop lost the report): a report above the events stream's max_msg_size (JetStream error 10054, the server's
+max_payload letting it through) or above the server's max_payload (bus.TooBig, refused before it is sent), the
+events stream sealed (10109), and a publish no stream answers ('no response from stream') while the events stream is
+not there (deleted). answer() says each as a Refusal naming the fix; such a report is kept as above. A 'no response
+from stream' of a stream that is there (between leaders) is NATS away, as is any other error (JetStream's 503s:
+'JetStream system temporarily unavailable', 'expected last sequence per subject temporarily unavailable')."""
 
 from __future__ import annotations
 
@@ -36,8 +44,10 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from nats.js.errors import APIError, NoStreamResponseError
 from podtax import events, subjects, templates
-from podtax.bus import Bus, at_limit
+from podtax.bus import Bus, TooBig, at_limit
+from podtax.buspipeline import gone
 
 if TYPE_CHECKING:
     from podtax_runner.spool import Spool
@@ -47,6 +57,12 @@ PUBLISH_BACKOFF_S = (1.0, 10.0)  # the first wait between attempts, doubled up t
 REPEAT_EVERY = 30  # a refusal unchanged is said again every this many attempts (5 min at 10 s)
 KEPT = "held"  # the runner's bucket: held.<campaign>.<run id> -> a refused report's event, until NATS takes it
 KEEP_TIMEOUT_S = 5.0  # one write (or removal) of that copy
+TOO_BIG = 10054  # JetStream's "message size exceeds maximum allowed": the event above its stream's max_msg_size
+SEALED = 10109  # JetStream's "invalid operation on sealed stream": a sealed stream takes nothing more, for ever
+
+
+class Refusal(Exception):
+    """NATS refusing a report for another reason than want of room, until an admin acts (answer()): why, and the fix."""
 
 
 def kept_key(run: events.RunSpec) -> str:
@@ -61,11 +77,36 @@ def what_of(event: events.Envelope, run: events.RunSpec) -> str:
 
 
 def refused(exc: BaseException) -> bool:
-    """Whether NATS answered the publish with a refusal for want of room (bus.LIMITS: the stream or a subject at its
-    limit, the server's storage used up; bus.refusal_text), not silence (an Unacked of publish_many whose acks did not
-    come in time) nor another error (a 503 'JetStream system temporarily unavailable' of a leader change): those are
-    NATS away, sent again with a warning."""
-    return at_limit(exc)
+    """Whether NATS answered the publish with a refusal that lasts until an admin acts: for want of room (bus.LIMITS:
+    the stream or a subject at its limit, the server's storage used up; bus.refusal_text), or another (Refusal, or
+    JetStream's TOO_BIG or SEALED not made one yet), not silence (an Unacked of publish_many whose acks did not come
+    in time) nor another error (a 503 'JetStream system temporarily unavailable' of a leader change): those are NATS
+    away, sent again with a warning."""
+    return at_limit(exc) or isinstance(exc, (Refusal, TooBig)) or getattr(exc, "err_code", None) in (TOO_BIG, SEALED)
+
+
+async def answer(bus: Bus, event: events.Envelope, exc: Exception) -> Exception:
+    """`exc` of a publish of `event`, as a Refusal naming the fix when it is one but no want of room (the module);
+    else `exc` itself."""
+    stream = subjects.STREAM
+    if isinstance(exc, APIError) and exc.err_code == TOO_BIG:
+        size = bus.wire_bytes(event)
+        return Refusal(f"it is {size:,} bytes with its NATS headers, above the events stream {stream}'s max_msg_size "
+                       f"({exc.description}, JetStream error {TOO_BIG}); raise that limit to {size:,} or more as a "
+                       f"NATS admin (`nats stream edit {stream} --max-msg-size <bytes>`, -1 for none: podtax sets "
+                       "none)")
+    if isinstance(exc, APIError) and exc.err_code == SEALED:
+        return Refusal(f"the events stream {stream} is sealed ({exc.description}, JetStream error {SEALED}): it takes "
+                       "nothing more, and cannot be unsealed; a NATS admin replaces it (delete it, then restart the "
+                       "runner, which makes it as it starts)")
+    if isinstance(exc, TooBig):  # its words name the host agent's output cap, which bounds no report of the runner
+        return Refusal(f"it is {bus.wire_bytes(event):,} bytes with its NATS headers, above the server's max_payload "
+                       f"of {bus.nc.max_payload:,}; raise max_payload in nats-server's configuration")
+    if isinstance(exc, NoStreamResponseError) and await gone(bus.js.find_stream_name_by_subject(event.subject)):
+        return Refusal(f"no stream takes {event.subject}: the events stream {stream} is not there (deleted?); "
+                       "restart the runner, which makes it as it starts (a restarting runner sends this report from "
+                       "its bucket), or restore it")
+    return exc
 
 
 def kept_value(event: events.Envelope, submitted: str) -> bytes:
@@ -118,7 +159,8 @@ class Outbox:
                 sent += 1
                 try:
                     await asyncio.wait_for(self.bus.publish(event), PUBLISH_TIMEOUT_S)
-                except Exception as exc:  # noqa: BLE001 - NATS away, restarting, or refusing: sent again
+                except Exception as raised:  # noqa: BLE001 - NATS away, restarting, or refusing: sent again
+                    exc = await answer(self.bus, event, raised)
                     why = f"{type(exc).__name__}: {exc}"
                     if not self.stopping:
                         if refused(exc) and self.copies.get(run.run_id) is not True:  # before the reason is

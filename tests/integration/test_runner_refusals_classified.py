@@ -1,0 +1,116 @@
+"""Which answers of a JetStream publish the runner's outbox takes for a refusal (said in an error naming the fix, why
+written for `podtax campaign status`, the report kept in the runner's bucket for the next runner) and which for NATS
+away (a warning, sent again, nothing kept), each made by a real nats-server: the events stream given an admin's limit
+(max_msg_size: 10054; max_bytes, max_msgs, max_msgs_per_subject: 10077), sealed (10109), deleted (nats-py's 'no
+response from stream', the stream not found), or the server stopped. Before, 10054, 10109 and the deleted stream were
+taken for NATS away ('NATS stopped or restarting?'), no copy kept: a runner stop lost the report."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from nats.js.api import StreamConfig
+from podtax import events, natsserver, subjects
+from podtax.bus import Bus
+from podtax_runner import outbox
+
+from tests.integration.harness import nats_with_max_payload
+from tests.integration.test_runner_kept_copies import a_log, keys
+from tests.integration.test_runner_stream_full_held import wait_for_async
+
+log = logging.getLogger("podtax.runner.test")
+
+
+def limited(**fields: Any) -> Callable[[StreamConfig], None]:
+    def change(cfg: StreamConfig) -> None:
+        for k, v in fields.items():
+            setattr(cfg, k, v)
+    return change
+
+
+# case -> (how the stream is changed, what the refusal says; None: NATS away)
+CASES: dict[str, tuple[Callable[[StreamConfig], None] | None, str | None]] = {
+    "max_msg_size": (limited(max_msg_size=200), f"above the events stream {subjects.STREAM}'s max_msg_size"),
+    "max_bytes": (limited(max_bytes=300), "its stream is full (maximum bytes exceeded)"),
+    "max_msgs": (limited(max_msgs=1), "maximum messages exceeded"),
+    "per_subject": (limited(max_msgs_per_subject=1), "holds its limit of messages"),
+    "sealed": (limited(sealed=True), f"the events stream {subjects.STREAM} is sealed"),
+    "deleted": (None, f"the events stream {subjects.STREAM} is not there"),
+    "server_stopped": (None, None),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+async def test_a_publish_answer_is_a_refusal_or_nats_away(case: str, nats_server: natsserver.NatsServer,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    change, says = CASES[case]
+    caplog.set_level(logging.INFO, logger="podtax.runner")
+    bus = await Bus.connect(nats_server.url, "test")
+    run = events.RunSpec(run_id="rc-0123456789abcdef", campaign="rc", node="n1", env="kubernetes",
+                         test="sysbench-cpu", params={})
+    box = outbox.Outbox(bus, log, "pod run", "the next runner runs it again")
+    kept: list[str] = []
+    try:
+        await bus.ensure_streams()
+        kv = await bus.kv(subjects.RUNNER_BUCKET)
+        await bus.js.publish(a_log(run).subject, b"{}")  # one message on the subject the log goes to
+        if change is not None:
+            info = await bus.js.stream_info(subjects.STREAM)
+            change(info.config)
+            await bus.js.update_stream(info.config)
+        elif case == "deleted":
+            await bus.js.delete_stream(subjects.STREAM)
+        sending = asyncio.create_task(box.send(run, a_log(run), "log"))
+        if case == "server_stopped":
+            await asyncio.sleep(0)
+            nats_server.stop()
+            await wait_for_async(lambda: asyncio.sleep(0, "NATS stopped or restarting?" in caplog.text), 60,
+                                 "the log said held")
+        else:
+            await wait_for_async(lambda: asyncio.sleep(0, box.holding().get(run.run_id)), 30, "why the log is held")
+            kept = await keys(kv)
+        why = box.holding().get(run.run_id, "")
+        box.stop()
+        assert await sending is False
+    finally:
+        await bus.close()
+    if says is None:  # NATS away: a warning, no reason recorded, nothing kept
+        assert why == "" and "NATS stopped or restarting?" in caplog.text, (why, caplog.text)
+        return
+    assert says in why and why.startswith("NATS refuses its log: "), why
+    assert kept == [outbox.kept_key(run)], kept
+    assert "NATS stopped or restarting?" not in caplog.text, caplog.text
+
+
+async def test_a_report_above_the_servers_max_payload_is_a_refusal(tmp_path: Path,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """Bus.publish refuses an event above the server's max_payload before sending it (bus.TooBig); the runner's bucket
+    refuses the copy too (the same limit): an error says it is held in memory only. Before: 'NATS stopped or
+    restarting?' every 10 s, and the fix named was the host agent's output cap (no bound on a runner's report)."""
+    caplog.set_level(logging.INFO, logger="podtax.runner")
+    run = events.RunSpec(run_id="rp-0123456789abcdef", campaign="rp", node="n1", env="kubernetes",
+                         test="sysbench-cpu", params={})
+    big = a_log(run)
+    big = big.model_copy(update={"data": big.data.model_copy(update={"stdout": "x" * 3000})})
+    with nats_with_max_payload(tmp_path, 2000) as url:  # the streams' and the bucket's requests fit
+        bus = await Bus.connect(url, "test")
+        box = outbox.Outbox(bus, log, "pod run", "the next runner runs it again")
+        try:
+            await bus.ensure_streams()
+            sending = asyncio.create_task(box.send(run, big, "log"))
+            await wait_for_async(lambda: asyncio.sleep(0, box.holding().get(run.run_id)), 30, "why the log is held")
+            why = box.holding()[run.run_id]
+            box.stop()
+            assert await sending is False
+        finally:
+            await bus.close()
+    size = bus.wire_bytes(big)
+    assert why == f"NATS refuses its log: it is {size:,} bytes with its NATS headers, above the server's max_payload " \
+        "of 2,000; raise max_payload in nats-server's configuration", why
+    assert "could not be kept in the runner's bucket too" in caplog.text, caplog.text
+    assert "NATS stopped or restarting?" not in caplog.text and "OUTPUT_CAP" not in caplog.text, caplog.text
