@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import httpx
 import typer
 
-from podtax.cli.common import api_headers, api_json, api_url, cluster_name, console, node_name, unreachable
+from podtax.cli.common import api_headers, api_json, api_url, cluster_name, console, fail, node_name, unreachable
 from podtax.cli.results import _get
 from podtax.event_payloads import printable
 
@@ -37,7 +37,29 @@ def when(value: str | None) -> datetime | None:
 
 
 def _day(stamp: str) -> str:
-    return stamp[:19].replace("T", " ")
+    """A time from /api/retired (ISO 8601 in UTC) as printed: '2026-11-01 05:00:00 UTC'."""
+    return stamp[:19].replace("T", " ") + " UTC"
+
+
+def _ask(params: dict[str, str | None], method: str) -> object:
+    """/api/retired as `method`; an analyzer without the route (FastAPI's own 404 'Not Found', an analyzer older than
+    `podtax retire`) is one line and exit 1 naming the upgrade; its refusals one line and exit 1, as results._get."""
+    url = api_url().rstrip("/") + "/api/retired"
+    try:
+        resp = httpx.request(method, url, params={k: v for k, v in params.items() if v is not None},
+                             headers=api_headers(api_url()), timeout=300)
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise unreachable(api_url(), exc) from None
+    if resp.status_code < 400:
+        return api_json(resp, api_url())
+    try:
+        detail = resp.json().get("detail")
+    except (ValueError, AttributeError):
+        detail = resp.text[:500]
+    if resp.status_code == 404 and detail == "Not Found":
+        raise fail(f"{method} /api/retired: 404 Not Found: the analyzer at {api_url()} is older than `podtax retire` "
+                   "(it has no /api/retired): upgrade it to this podtax's version")
+    raise fail(f"{method} /api/retired: {resp.status_code} {detail}")
 
 
 def retired_rows() -> list[dict[str, Any]]:
@@ -58,9 +80,9 @@ def retired_said(score: dict[str, Any], retired: dict[tuple[str, str], dict[str,
     r = retired.get((score["cluster"], score["node"]))
     if r is None:
         return ""
-    runs = r["runs"]
-    return (f"; counts only its runs since {_day(r['before'])}: {runs} {'run' if runs == 1 else 'runs'} before "
-            f"{_day(r['before'])} retired by the user on {_day(r['retired_at'])} (still stored)")
+    runs = r["runs"]  # the node's, not this score's: every test and env
+    return (f"; counts only its runs since {_day(r['before'])}: {runs} of the node's {'run' if runs == 1 else 'runs'} "
+            f"(every test) before {_day(r['before'])} retired by the user on {_day(r['retired_at'])} (still stored)")
 
 
 def retire(
@@ -87,12 +109,12 @@ def retire(
         raise typer.BadParameter(f"give the time from which NODE's runs count, as {DATE_FORMS}",
                                  param_hint="--before")
     if show:
-        rows = _get("/api/retired", {"node": node, "cluster": cluster})
+        rows = _ask({"node": node, "cluster": cluster}, "GET")
     elif undo:
-        rows = [_get("/api/retired", {"node": node, "cluster": cluster}, method="DELETE")]
+        rows = [_ask({"node": node, "cluster": cluster}, "DELETE")]
     else:
         assert at is not None
-        rows = [_get("/api/retired", {"node": node, "cluster": cluster, "before": at.isoformat()}, method="POST")]
+        rows = [_ask({"node": node, "cluster": cluster, "before": at.isoformat()}, "POST")]
     assert isinstance(rows, list)
     if as_json:
         print(json.dumps(rows, indent=1))
@@ -106,7 +128,8 @@ def retire(
             said = f"{its}: {runs} retired on {_day(r['retired_at'])}"
         else:
             said = (f"{its}: its {runs} count in no score from now on (still stored for reports and comparisons); "
-                    f"`podtax retire {printable(r['node'])} --undo` counts them again")
+                    f"`podtax retire {printable(r['node'])} --undo --cluster {printable(r['cluster'])}` counts them "
+                    "again")
         console.print(said, highlight=False, markup=False)
     if show and not rows:
         console.print("no node has retired runs", highlight=False)
