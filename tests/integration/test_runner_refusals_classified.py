@@ -37,7 +37,8 @@ def limited(**fields: Any) -> Callable[[StreamConfig], None]:
 CASES: dict[str, tuple[Callable[[StreamConfig], None] | None, str | None]] = {
     "max_msg_size": (limited(max_msg_size=200), f"above the events stream {subjects.STREAM}'s max_msg_size"),
     "max_bytes": (limited(max_bytes=300), "its stream is full (maximum bytes exceeded)"),
-    "max_msgs": (limited(max_msgs=1), "maximum messages exceeded"),
+    "max_msgs": (limited(max_msgs=1), "holds its limit of messages (maximum messages exceeded); raise it as a NATS "
+                 "admin (`nats stream edit PODTAX --max-msgs <count>`"),
     "per_subject": (limited(max_msgs_per_subject=1), "holds its limit of messages"),
     "sealed": (limited(sealed=True), f"the events stream {subjects.STREAM} is sealed"),
     "deleted": (None, f"the events stream {subjects.STREAM} is not there"),
@@ -111,6 +112,8 @@ async def test_a_report_above_the_servers_max_payload_is_a_refusal(tmp_path: Pat
             await bus.close()
     size = bus.wire_bytes(big)
     assert why == f"NATS refuses its log: it is {size:,} bytes with its NATS headers, above the server's max_payload " \
-        "of 2,000; raise max_payload in nats-server's configuration", why
+        "of 2,000; raise max_payload in nats-server's configuration, then restart nats-server (a connection keeps " \
+        "the max_payload it met: a reload does not reach it; the runner sends the report once it has connected " \
+        "again)", why
     assert "could not be kept in the runner's bucket too" in caplog.text, caplog.text
     assert "NATS stopped or restarting?" not in caplog.text and "OUTPUT_CAP" not in caplog.text, caplog.text

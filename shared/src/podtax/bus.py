@@ -355,6 +355,10 @@ def refusal_text(exc: APIError | None, subject: str | None = None) -> str:
                 "--max-msgs-per-subject`; PODTAX_NATS_STREAM_MAX_MSGS_PER_SUBJECT, "
                 f"{fields['nats_stream_max_msgs_per_subject'].default:,} by default, applies only when the stream is "
                 f"created; under `podtax up`, see the README's NATS section) or {age}")
+    if "maximum messages" in (exc.description or ""):  # a limit podtax never sets: an admin's (review rJ)
+        return (f"JetStream refused the events: its stream holds its limit of messages ({exc.description}); raise "
+                "it as a NATS admin (`nats stream edit PODTAX --max-msgs <count>`, -1 for none: podtax sets none) or "
+                f"{age}")
     return (f"JetStream refused the events: its stream is full ({exc.description}); raise its size limit as a "
             "NATS admin (`nats stream edit PODTAX --max-bytes`; PODTAX_NATS_STREAM_MAX_BYTES, "
             f"{fields['nats_stream_max_bytes'].default:,} bytes by default, applies only when the "

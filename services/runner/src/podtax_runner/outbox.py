@@ -101,12 +101,23 @@ async def answer(bus: Bus, event: events.Envelope, exc: Exception) -> Exception:
                        "runner, which makes it as it starts)")
     if isinstance(exc, TooBig):  # its words name the host agent's output cap, which bounds no report of the runner
         return Refusal(f"it is {bus.wire_bytes(event):,} bytes with its NATS headers, above the server's max_payload "
-                       f"of {bus.nc.max_payload:,}; raise max_payload in nats-server's configuration")
-    if isinstance(exc, NoStreamResponseError) and await gone(bus.js.find_stream_name_by_subject(event.subject)):
+                       f"of {bus.nc.max_payload:,}; raise max_payload in nats-server's configuration, then restart "
+                       "nats-server (a connection keeps the max_payload it met: a reload does not reach it; the runner "
+                       "sends the report once it has connected again)")
+    if isinstance(exc, NoStreamResponseError) and await _stream_gone(bus, event.subject):
         return Refusal(f"no stream takes {event.subject}: the events stream {stream} is not there (deleted?); "
                        "restart the runner, which makes it as it starts (a restarting runner sends this report from "
                        "its bucket), or restore it")
     return exc
+
+
+async def _stream_gone(bus: Bus, subject: str) -> bool:
+    """Whether no stream takes `subject` (buspipeline.gone); False when the question itself fails (NATS going away
+    meanwhile: the publish's own error stands, sent again), not an error out of Outbox.send (review rJ)."""
+    try:
+        return await gone(bus.js.find_stream_name_by_subject(subject))
+    except Exception:  # noqa: BLE001 - a closed or reconnecting connection: not an answer about the stream
+        return False
 
 
 def kept_value(event: events.Envelope, submitted: str) -> bytes:
