@@ -31,20 +31,34 @@ REPARSE_AGAIN = ("the reparse may not have finished: run podtax reparse again on
                  "results from the stored logs again: nothing is lost or doubled)")
 
 
-def _get(path: str, params: dict[str, str | int] | None = None, method: str = "GET",
+def _get(path: str, params: dict[str, str | int | None] | None = None, method: str = "GET",
          again: str = AGAIN) -> object:
+    return answer(ask(path, params, method, again), method, path)
+
+
+def ask(path: str, params: dict[str, str | int | None] | None = None, method: str = "GET",
+        again: str = AGAIN) -> httpx.Response:
+    """The analyzer's answer to `method` `path` (params None left out); not answering: one line, exit 1."""
     url = api_url().rstrip("/") + path
     try:
-        resp = httpx.request(method, url, params={k: v for k, v in (params or {}).items() if v is not None},
+        return httpx.request(method, url, params={k: v for k, v in (params or {}).items() if v is not None},
                              headers=api_headers(api_url()), timeout=300)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise unreachable(api_url(), exc, again=again) from None
+
+
+def detail(resp: httpx.Response) -> object:
+    """Why the analyzer refused: its `detail`, else the start of its text."""
+    try:
+        return resp.json().get("detail")
+    except (ValueError, AttributeError):
+        return resp.text[:500]
+
+
+def answer(resp: httpx.Response, method: str, path: str) -> object:
+    """The JSON of an answer; a refusal (>= 400): one line, exit 1."""
     if resp.status_code >= 400:
-        try:
-            detail = resp.json().get("detail")
-        except (ValueError, AttributeError):
-            detail = resp.text[:500]
-        raise fail(f"{method} {path}: {resp.status_code} {detail}")
+        raise fail(f"{method} {path}: {resp.status_code} {detail(resp)}")
     return api_json(resp, api_url())
 
 

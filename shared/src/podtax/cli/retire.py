@@ -9,13 +9,13 @@ import json
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-import httpx
 import typer
 
-from podtax.cli.common import api_headers, api_json, api_url, cluster_name, console, fail, node_name, unreachable
-from podtax.cli.results import _get
+from podtax.cli.common import api_url, cluster_name, console, fail, node_name
+from podtax.cli.results import answer, ask, detail
 from podtax.event_payloads import printable
 
+PATH = "/api/retired"
 DATE_FORMS = "e.g. 2026-11-30 or 2026-11-30T14:00 (UTC unless it names a zone, as 2026-11-30T14:00+01:00)"
 
 
@@ -44,34 +44,19 @@ def _day(stamp: str) -> str:
 def _ask(params: dict[str, str | None], method: str) -> object:
     """/api/retired as `method`; an analyzer without the route (FastAPI's own 404 'Not Found', an analyzer older than
     `podtax retire`) is one line and exit 1 naming the upgrade; its refusals one line and exit 1, as results._get."""
-    url = api_url().rstrip("/") + "/api/retired"
-    try:
-        resp = httpx.request(method, url, params={k: v for k, v in params.items() if v is not None},
-                             headers=api_headers(api_url()), timeout=300)
-    except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise unreachable(api_url(), exc) from None
-    if resp.status_code < 400:
-        return api_json(resp, api_url())
-    try:
-        detail = resp.json().get("detail")
-    except (ValueError, AttributeError):
-        detail = resp.text[:500]
-    if resp.status_code == 404 and detail == "Not Found":
-        raise fail(f"{method} /api/retired: 404 Not Found: the analyzer at {api_url()} is older than `podtax retire` "
-                   "(it has no /api/retired): upgrade it to this podtax's version")
-    raise fail(f"{method} /api/retired: {resp.status_code} {detail}")
+    resp = ask(PATH, dict(params), method)
+    if resp.status_code == 404 and detail(resp) == "Not Found":
+        raise fail(f"{method} {PATH}: 404 Not Found: the analyzer at {api_url()} is older than `podtax retire` "
+                   f"(it has no {PATH}): upgrade it to this podtax's version")
+    return answer(resp, method, PATH)
 
 
 def retired_rows() -> list[dict[str, Any]]:
     """GET /api/retired; [] from an analyzer without the route (one before podtax retire: nothing is retired)."""
-    url = api_url().rstrip("/") + "/api/retired"
-    try:
-        resp = httpx.request("GET", url, headers=api_headers(api_url()), timeout=300)
-    except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise unreachable(api_url(), exc) from None
+    resp = ask(PATH)
     if resp.status_code == 404:
         return []
-    rows = _get("/api/retired") if resp.status_code >= 400 else api_json(resp, api_url())  # _get says the error
+    rows = answer(resp, "GET", PATH)  # a refusal: one line, exit 1
     return rows if isinstance(rows, list) else []
 
 
