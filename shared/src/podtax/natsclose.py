@@ -65,9 +65,9 @@ async def drain_within(nc: Client, seconds: float = DRAIN_S) -> str | None:
         if not ping.done():  # closed connection leaves them waiting): ended, so the drain ends with an error it reads
             ping.set_exception(ConnectionClosedError())
     await asyncio.wait({draining}, timeout=1.0)
-    while not draining.done():  # waiting on something else: cancelled (its gathered subscription drains' CancelledError
-        draining.cancel()  # may then be logged as never retrieved; nothing is lost for it)
-        await asyncio.wait({draining}, timeout=0.1)
+    # waiting on something else: cancelled (its gathered subscription drains' CancelledError may then be logged as
+    # never retrieved; nothing is lost for it)
+    await cancel_until_done(draining)
     return f"answered a PING but did not finish draining within {seconds:g} s"
 
 
