@@ -11,8 +11,20 @@ from __future__ import annotations
 import os
 import resource
 import statistics
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+
+
+def cases_refused(prog: str, given: list[str], cases: Iterable[str], list_them: bool) -> int | None:
+    """For a bench taking case names: --list prints them (0); an unknown one is one line on stderr (2); else None."""
+    if list_them:
+        print("\n".join(cases))
+        return 0
+    if unknown := [c for c in given if c not in cases]:
+        print(f"{prog}: unknown case {unknown[0]!r}; --list names them (quote names with spaces)", file=sys.stderr)
+        return 2
+    return None
 
 
 def loadavg() -> str:

@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from anchor import loadavg
+from anchor import cases_refused, loadavg
 from bench_crossed_spans import machines
 from bench_planted_verdicts import cell, noise, planted, score
 from podtax_analyzer import cell_analysis, cell_pool
@@ -125,12 +125,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--list", action="store_true", help="name the cases and exit")
     args = ap.parse_args(argv)
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    if unknown := [c for c in args.cases if c not in CASES]:
-        print(f"{ap.prog}: unknown case {unknown[0]!r}; --list names them (quote names with spaces)", file=sys.stderr)
-        return 2
+    if (refused := cases_refused(ap.prog, args.cases, CASES, args.list)) is not None:
+        return refused
     if args.quick:
         args.seeds = 5
     names, seeds = args.cases or list(CASES), range(3001, 3001 + 3 * args.seeds)

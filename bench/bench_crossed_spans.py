@@ -21,7 +21,7 @@ import sys
 from collections import Counter
 
 import numpy as np
-from anchor import line, loadavg
+from anchor import cases_refused, line, loadavg
 from bench_planted_verdicts import cell, noise, planted, score
 
 
@@ -111,12 +111,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--quick", action="store_true", help="20 seeds (make bench)")
     ap.add_argument("--list", action="store_true", help="name the cases and exit")
     args = ap.parse_args(argv)
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    if unknown := [c for c in args.cases if c not in CASES]:
-        print(f"{ap.prog}: unknown case {unknown[0]!r}; --list names them (quote names with spaces)", file=sys.stderr)
-        return 2
+    if (refused := cases_refused(ap.prog, args.cases, CASES, args.list)) is not None:
+        return refused
     seeds = range(2001, 2001 + (20 if args.quick else args.seeds))
     t = run(args.cases or list(CASES), seeds)
     print(line(f"span sentences holding the planted size, {len(seeds)} seeds, {t['spans']} sentences",
