@@ -82,9 +82,7 @@ def test_up_on_a_data_dir_it_cannot_write_is_one_line(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
     (data / "up.lock").symlink_to("/dev/full")  # every write fails, as on a full disk
-    done = subprocess.run([*CLI, "up", "--data-dir", str(data), "--api-port", str(natsserver.free_port()),
-                           "--no-kubesim"], env=clean_env(), capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2, done.stderr
+    done = _up_refused(data)
     assert done.stderr.strip().splitlines() == [
         f"error: --data-dir {data}: cannot write {data / 'up.lock'} (Invalid argument); free space on its disk or "
         "choose another --data-dir"], done.stderr
@@ -219,9 +217,7 @@ def test_a_secret_file_that_is_a_folder_is_one_line_and_no_nats_server_is_left(t
     traceback, and a stray `.<name>.<pid>.tmp` copy of the secret beside it."""
     data = tmp_path / "data"
     (data / secret).mkdir(parents=True)
-    done = subprocess.run([*CLI, "up", "--data-dir", str(data), "--api-port", str(natsserver.free_port()),
-                           "--no-kubesim"], env=clean_env(), capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2, done.stderr
+    done = _up_refused(data)
     assert done.stderr.strip().splitlines() == [
         f"error: --data-dir {data}: cannot use {data / secret} (Is a directory); remove it, or make it a file podtax "
         "can read and write"], done.stderr
@@ -237,3 +233,11 @@ def _cmdline(proc: Path) -> bytes:
         return (proc / "cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def _up_refused(data: Path) -> subprocess.CompletedProcess[str]:
+    """`podtax up` on `data` (no kubesim), expected to refuse at once: exit 2."""
+    done = subprocess.run([*CLI, "up", "--data-dir", str(data), "--api-port", str(natsserver.free_port()),
+                           "--no-kubesim"], env=clean_env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    return done
