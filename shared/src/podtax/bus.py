@@ -46,7 +46,8 @@ from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where
 )
 from podtax.buspipeline import gone, pipelined, settle
 from podtax.busreach import NOT_NATS, probe, refused_hint, start_hint
-from podtax.busstreams import NO_ROOM, Streams
+from podtax.busrefusal import FULL, LIMITS, RESOURCES, refusal_text  # noqa: F401 - re-exported
+from podtax.busstreams import Streams
 from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
 from podtax.natsagain import unless_stopped, watch_stop
@@ -58,16 +59,6 @@ log = logging.getLogger("podtax.bus")
 # each such wait ends after this long instead (said once as 'nats: flush timeout'; nothing is lost, it is sent later)
 FLUSH_TIMEOUT_S = 5.0
 PUBLISH_ACK_TIMEOUT_S = 30.0  # a publish not acked by then is taken as lost (Bus.publish_many)
-# JetStream's "store failed": a stream at a limit refuses new messages (discard new): "maximum bytes exceeded" (its size
-# limit), "maximum messages per subject exceeded" (one subject's own limit: events.per_subject), "maximum messages
-# exceeded"
-FULL = 10077
-# JetStream's refusals for want of room, which last until an admin makes room (not an outage): FULL, "insufficient
-# resources" (10023, a 503: the server's JetStream storage, max_file_store or the disk, used up), "insufficient storage
-# resources available" (busstreams.NO_ROOM), "resource limits exceeded for account" (10002). Any other error of a
-# publish (a 503 "JetStream system temporarily unavailable" during a leader change, ...) is NATS away: sent again, not
-# a refusal
-RESOURCES = frozenset({10023, NO_ROOM, 10002})
 # JetStream: the subject's last message is not the one a publish expected: 10071 "wrong last sequence: <n>" (a single
 # server, or a cluster's leader that found it stored), 10164 "wrong last sequence" (a replicated stream's leader with
 # another publish expecting that subject in flight: a lost race too; nats-py's kv.py takes both)
@@ -75,7 +66,6 @@ WRONG_LAST_SEQUENCE = frozenset({10071, 10164})
 # JetStream (503): "expected last sequence per subject temporarily unavailable": a replicated stream's new leader not
 # yet able to check it (after a leader change); nothing stored, NATS away for a moment
 EXPECTED_SEQUENCE_NOT_READY = 10163
-LIMITS = frozenset({FULL, *RESOURCES})
 
 
 def at_limit(exc: BaseException) -> bool:
@@ -330,39 +320,6 @@ def header_bytes(headers: dict[str, str]) -> int:
 def wire_bytes(event: Envelope) -> int:
     """What nats-server counts against max_payload in Bus.publish of `event`: its body and its headers' block."""
     return len(encode(event)) + header_bytes(publish_headers(event))
-
-
-def refusal_text(exc: APIError | None, subject: str | None = None) -> str:
-    """What JetStream's refusal of published events means, and what to do: the events stream at its size limit, or
-    one subject (`subject`, when known: a single publish) at its own limit of messages."""
-    if exc is not None and exc.err_code in RESOURCES:
-        return (f"JetStream refused the events: the server has no room left ({exc.description}, JetStream error "
-                f"{exc.err_code}): its JetStream storage (max_file_store, or the disk under its store_dir) or the "
-                "account's limit is used up; free disk space or raise that limit in the NATS server's configuration "
-                "(a stream without a size limit, PODTAX_NATS_STREAM_MAX_BYTES=-1, grows until then)")
-    if exc is None or exc.err_code != FULL:
-        return f"JetStream refused the events ({exc.description if exc else 'no reason given'})"
-    from podtax.config import Common
-
-    fields = Common.model_fields
-    age = "wait until old events age out (PODTAX_NATS_STREAM_MAX_AGE_S)"
-    if "per subject" in (exc.description or ""):
-        where = f"subject {subject}" if subject else "one subject"
-        return (f"JetStream refused the events: {where} holds its limit of messages in stream PODTAX "
-                f"({exc.description}); the other subjects (other nodes) still take theirs. A node publishing without "
-                "end is stopped so (deploy/host/INSTALL.md: disable its user, purge its subjects); for a deployment "
-                "that really publishes more, raise the limit as a NATS admin (`nats stream edit PODTAX "
-                "--max-msgs-per-subject`; PODTAX_NATS_STREAM_MAX_MSGS_PER_SUBJECT, "
-                f"{fields['nats_stream_max_msgs_per_subject'].default:,} by default, applies only when the stream is "
-                f"created; under `podtax up`, see the README's NATS section) or {age}")
-    if "maximum messages" in (exc.description or ""):  # a limit podtax never sets: an admin's (review rJ)
-        return (f"JetStream refused the events: its stream holds its limit of messages ({exc.description}); raise "
-                "it as a NATS admin (`nats stream edit PODTAX --max-msgs <count>`, -1 for none: podtax sets none) or "
-                f"{age}")
-    return (f"JetStream refused the events: its stream is full ({exc.description}); raise its size limit as a "
-            "NATS admin (`nats stream edit PODTAX --max-bytes`; PODTAX_NATS_STREAM_MAX_BYTES, "
-            f"{fields['nats_stream_max_bytes'].default:,} bytes by default, applies only when the "
-            f"stream is created; under `podtax up`, see the README's NATS section) or {age}")
 
 
 async def _without_jetstream(nc: Client) -> bool:
