@@ -117,3 +117,31 @@ async def test_a_report_above_the_servers_max_payload_is_a_refusal(tmp_path: Pat
         "again)", why
     assert "could not be kept in the runner's bucket too" in caplog.text, caplog.text
     assert "NATS stopped or restarting?" not in caplog.text and "OUTPUT_CAP" not in caplog.text, caplog.text
+
+
+async def test_a_report_above_what_a_file_stream_stores_is_not_said_as_a_full_stream(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Under a max_payload above 32 MiB, JetStream refuses a bigger message with 10077 'message too large' (the code of
+    a full stream: nats-server filestore.go, rlBadThresh). Before, it was said as one: 'its stream is full (message
+    too large); raise its size limit ... --max-bytes', a fix that changes nothing."""
+    caplog.set_level(logging.INFO, logger="podtax.runner")
+    run = events.RunSpec(run_id="rl-0123456789abcdef", campaign="rl", node="n1", env="kubernetes",
+                         test="sysbench-cpu", params={})
+    big = a_log(run)
+    big = big.model_copy(update={"data": big.data.model_copy(update={"stdout": "x" * (33 << 20)})})
+    with nats_with_max_payload(tmp_path, 48 << 20) as url:
+        bus = await Bus.connect(url, "test")
+        box = outbox.Outbox(bus, log, "pod run", "the next runner runs it again")
+        try:
+            await bus.ensure_streams()
+            sending = asyncio.create_task(box.send(run, big, "log"))
+            await wait_for_async(lambda: asyncio.sleep(0, box.holding().get(run.run_id)), 60, "why the log is held")
+            why = box.holding()[run.run_id]
+            box.stop()
+            assert await sending is False
+        finally:
+            await bus.close()
+    assert why.startswith(f"NATS refuses its log: it is {bus.wire_bytes(big):,} bytes with its NATS headers, above "
+                          "the 32 MiB JetStream stores in one message of a file stream (message too large, JetStream "
+                          "error 10077): no setting raises it"), why
+    assert "full" not in why and "max-bytes" not in why, why

@@ -46,7 +46,7 @@ from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where
 )
 from podtax.buspipeline import gone, pipelined, settle
 from podtax.busreach import NOT_NATS, probe, refused_hint, start_hint
-from podtax.busrefusal import FULL, LIMITS, RESOURCES, refusal_text  # noqa: F401 - re-exported
+from podtax.busrefusal import FULL, LIMITS, RESOURCES, for_want_of_room, refusal_text  # noqa: F401 - re-exported
 from podtax.busstreams import Streams
 from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
@@ -69,8 +69,10 @@ EXPECTED_SEQUENCE_NOT_READY = 10163
 
 
 def at_limit(exc: BaseException) -> bool:
-    """Whether `exc` is JetStream refusing a publish for want of room (LIMITS), raw or as Bus's Unacked."""
-    return getattr(exc, "err_code", None) in LIMITS and isinstance(exc, (APIError, Unacked))
+    """Whether `exc` is JetStream refusing a publish for want of room (for_want_of_room), raw or as Bus's Unacked."""
+    if isinstance(exc, APIError):
+        return for_want_of_room(exc)
+    return isinstance(exc, Unacked) and exc.err_code in LIMITS
 
 
 class BusError(RuntimeError):
@@ -235,7 +237,7 @@ class Bus(Streams, Consumers):
         try:  # after a SIGTERM, its ack is waited for STOP_GRACE_S at most (natsagain.Stopped), not nats-py's 5 s
             await unless_stopped(lambda: self.js.publish(event.subject, payload, headers=headers))
         except APIError as exc:
-            if exc.err_code not in LIMITS:
+            if not for_want_of_room(exc):
                 raise
             raise Unacked(refusal_text(exc, event.subject), exc.err_code) from None
         metrics.PUBLISHED.labels(event.type).inc()
@@ -263,7 +265,8 @@ class Bus(Streams, Consumers):
             if not fut.done():  # only an ack not in yet is waited for, beside a refusal (gathering them all: +12% CPU)
                 await asyncio.wait((fut, refused), return_when=asyncio.FIRST_COMPLETED)
                 if not fut.done():
-                    raise Unacked(refusal_text(refused.result()), refused.result().err_code)
+                    why = refused.result()  # a refusal for another reason than room: no code, NATS away
+                    raise Unacked(refusal_text(why), why.err_code if for_want_of_room(why) else None)
             return fut.result()  # a publish JetStream refused raises here
 
         try:

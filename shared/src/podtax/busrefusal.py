@@ -7,10 +7,19 @@ from nats.js.errors import APIError
 
 from podtax.busstreams import NO_ROOM
 
-# JetStream's "store failed": a stream at a limit refuses new messages (discard new): "maximum bytes exceeded" (its size
-# limit), "maximum messages per subject exceeded" (one subject's own limit: events.per_subject), "maximum messages
-# exceeded"
+# JetStream's "store failed" (JSStreamStoreFailedF, its description the store's error: nats-server stream.go): a stream
+# at a limit refuses new messages (discard new): "maximum bytes exceeded" (its size limit), "maximum messages per
+# subject exceeded" (one subject's own limit: events.per_subject), "maximum messages exceeded". Its other answers are
+# no want of room: STORE_CLOSED, TOO_LARGE (for_want_of_room)
 FULL = 10077
+# FULL's "store is closed" (ErrStoreClosed): the stream's store closed under the publish, the stream being stopped
+# (deleted, updated, its server shutting down): over by itself (the stream answers again, or is gone: a publish no
+# stream answers), NATS away; not reproduced here (review of 718fbf19 took it for a full stream)
+STORE_CLOSED = "store is closed"
+# FULL's "message too large" (ErrMsgTooLarge): one message above what a file stream stores in one message
+# (filestore.go rlBadThresh, 32 MiB), reached only under a max_payload above it; no setting raises it: a refusal
+TOO_LARGE = "message too large"
+FILE_STORE_MAX_BYTES = 32 << 20
 # JetStream's refusals for want of room, which last until an admin makes room (not an outage): FULL, "insufficient
 # resources" (10023, a 503: the server's JetStream storage, max_file_store or the disk, used up), "insufficient storage
 # resources available" (busstreams.NO_ROOM), "resource limits exceeded for account" (10002). Any other error of a
@@ -18,6 +27,28 @@ FULL = 10077
 # a refusal
 RESOURCES = frozenset({10023, NO_ROOM, 10002})
 LIMITS = frozenset({FULL, *RESOURCES})
+TOO_BIG = 10054  # JetStream's "message size exceeds maximum allowed": the event above its stream's max_msg_size
+SEALED = 10109  # JetStream's "invalid operation on sealed stream": a sealed stream takes nothing more, for ever
+
+
+def too_large(exc: BaseException) -> bool:
+    """Whether `exc` is JetStream's TOO_LARGE: a message above FILE_STORE_MAX_BYTES, which nothing raises."""
+    return isinstance(exc, APIError) and exc.err_code == FULL and exc.description == TOO_LARGE
+
+
+def lasting(exc: BaseException) -> bool:
+    """Whether `exc` is JetStream refusing a publish, for another reason than want of room, until an admin acts: the
+    event above its stream's max_msg_size (TOO_BIG) or above what a file stream stores (TOO_LARGE), the stream
+    sealed (SEALED)."""
+    return isinstance(exc, APIError) and exc.err_code in (TOO_BIG, SEALED) or too_large(exc)
+
+
+def for_want_of_room(exc: APIError) -> bool:
+    """Whether JetStream's refusal `exc` is for want of room (LIMITS), to be said with refusal_text's fix: FULL only
+    with a limit's words ('maximum ...'), not STORE_CLOSED (NATS away) nor TOO_LARGE (a refusal of its own)."""
+    if exc.err_code == FULL:
+        return (exc.description or "").startswith("maximum ")
+    return exc.err_code in RESOURCES
 
 
 def refusal_text(exc: APIError | None, subject: str | None = None) -> str:
@@ -28,7 +59,11 @@ def refusal_text(exc: APIError | None, subject: str | None = None) -> str:
                 f"{exc.err_code}): its JetStream storage (max_file_store, or the disk under its store_dir) or the "
                 "account's limit is used up; free disk space or raise that limit in the NATS server's configuration "
                 "(a stream without a size limit, PODTAX_NATS_STREAM_MAX_BYTES=-1, grows until then)")
-    if exc is None or exc.err_code != FULL:
+    if exc is not None and exc.err_code == FULL and exc.description == TOO_LARGE:
+        return (f"JetStream refused the events: one is above the {FILE_STORE_MAX_BYTES >> 20} MiB a file stream "
+                f"stores in one message ({TOO_LARGE}, JetStream error {FULL}); no setting raises it: what publishes "
+                "it must send less (a host agent's PODTAX_AGENT_OUTPUT_CAP_BYTES below it)")
+    if exc is None or not for_want_of_room(exc):
         return f"JetStream refused the events ({exc.description if exc else 'no reason given'})"
     from podtax.config import Common
 

@@ -48,6 +48,7 @@ from nats.js.errors import APIError, NoStreamResponseError
 from podtax import events, subjects, templates
 from podtax.bus import Bus, TooBig, at_limit
 from podtax.buspipeline import gone
+from podtax.busrefusal import FILE_STORE_MAX_BYTES, FULL, SEALED, TOO_BIG, TOO_LARGE, lasting, too_large
 
 if TYPE_CHECKING:
     from podtax_runner.spool import Spool
@@ -57,8 +58,6 @@ PUBLISH_BACKOFF_S = (1.0, 10.0)  # the first wait between attempts, doubled up t
 REPEAT_EVERY = 30  # a refusal unchanged is said again every this many attempts (5 min at 10 s)
 KEPT = "held"  # the runner's bucket: held.<campaign>.<run id> -> a refused report's event, until NATS takes it
 KEEP_TIMEOUT_S = 5.0  # one write (or removal) of that copy
-TOO_BIG = 10054  # JetStream's "message size exceeds maximum allowed": the event above its stream's max_msg_size
-SEALED = 10109  # JetStream's "invalid operation on sealed stream": a sealed stream takes nothing more, for ever
 
 
 class Refusal(Exception):
@@ -79,10 +78,10 @@ def what_of(event: events.Envelope, run: events.RunSpec) -> str:
 def refused(exc: BaseException) -> bool:
     """Whether NATS answered the publish with a refusal that lasts until an admin acts: for want of room (bus.LIMITS:
     the stream or a subject at its limit, the server's storage used up; bus.refusal_text), or another (Refusal, or
-    JetStream's TOO_BIG or SEALED not made one yet), not silence (an Unacked of publish_many whose acks did not come
+    busrefusal.lasting not made one yet), not silence (an Unacked of publish_many whose acks did not come
     in time) nor another error (a 503 'JetStream system temporarily unavailable' of a leader change): those are NATS
     away, sent again with a warning."""
-    return at_limit(exc) or isinstance(exc, (Refusal, TooBig)) or getattr(exc, "err_code", None) in (TOO_BIG, SEALED)
+    return at_limit(exc) or isinstance(exc, (Refusal, TooBig)) or lasting(exc)
 
 
 async def answer(bus: Bus, event: events.Envelope, exc: Exception) -> Exception:
@@ -95,6 +94,11 @@ async def answer(bus: Bus, event: events.Envelope, exc: Exception) -> Exception:
                        f"({exc.description}, JetStream error {TOO_BIG}); raise that limit to {size:,} or more as a "
                        f"NATS admin (`nats stream edit {stream} --max-msg-size <bytes>`, -1 for none: podtax sets "
                        "none)")
+    if too_large(exc):
+        return Refusal(f"it is {bus.wire_bytes(event):,} bytes with its NATS headers, above the "
+                       f"{FILE_STORE_MAX_BYTES >> 20} MiB JetStream stores in one message of a file stream "
+                       f"({TOO_LARGE}, JetStream error {FULL}): no setting raises it, so NATS never takes this "
+                       "report: the run's test must print less (its parameters)")
     if isinstance(exc, APIError) and exc.err_code == SEALED:
         return Refusal(f"the events stream {stream} is sealed ({exc.description}, JetStream error {SEALED}): it takes "
                        "nothing more, and cannot be unsealed; a NATS admin replaces it (delete it, then restart the "
