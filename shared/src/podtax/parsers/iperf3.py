@@ -14,6 +14,8 @@ the params (a run, an import, or none: `podtax parse`), is a run bound by an amo
 echoed as `test_start.bytes` / `blocks` with `duration` 0) instead of a time: the template always passes `-t`, and
 a `-n 50M` run on a loopback is over in 16 ms, mostly TCP's start. So, too, is a run with `-O N` (`test_start.omit`):
 its sums leave out its first N seconds, which the template counts. Without params no param is compared.
+iperf3 3.17 may print its -J report twice (esnet/iperf#1688, #1716): a log that is one report and the same report
+again, byte for byte, is read as the one run it is, flagged REPEATED; two different reports are refused.
 A server's own report (`iperf3 -s -J`) is refused: it lacks the client's view. With `-d` (debug) the JSON objects
 the client exchanges with the server (`send_parameters:`, `send_results`, `get_results`) come first: passed over.
 
@@ -64,6 +66,8 @@ USAGE = "Usage: iperf3 ["  # the usage text iperf3 prints after getopt's refusal
 TEXT_MARKS = ("[ ID ] Interval", "[ ID] Interval           Transfer     Bitrate", "Connecting to host ",
               "Accepted connection from ")
 _DECODER = json.JSONDecoder()
+REPEATED = ("REPEATED: the log holds the same iperf3 report twice, byte for byte (iperf3 3.17 prints its -J report "
+            "twice: esnet/iperf#1688), read once")
 # `--bidir` on a loopback: 10,501 Mbit/s forward beside the reverse traffic, 18,679 one way (medians of 3)
 BIDIR_MISMATCH = ("PARAM_MISMATCH: bidir: iperf3 ran traffic both ways at once (--bidir); podtax's iperf3 runs one "
                   "direction, so throughput_mbps was measured beside the reverse traffic and is of another cell")
@@ -101,7 +105,8 @@ _ERRORS = (  # (substring of iperf3's error, reason, advice)
 )
 
 
-def _load(text: str) -> dict[str, Any]:
+def _load(text: str) -> tuple[dict[str, Any], bool]:
+    """The report, and whether the log holds it twice, byte for byte (iperf3 3.17's bug)."""
     bad = text.find("iperf3: parameter error - ")  # refused before any JSON, with the usage text
     if bad >= 0:
         raise ParseFailure("bad-argument", f"iperf3 rejected its arguments: {text[bad:].splitlines()[0][8:]}")
@@ -146,7 +151,8 @@ def _load(text: str) -> dict[str, Any]:
         except (ValueError, RecursionError):
             raise damaged from None
         text = bare
-    if text.find('"start"', end) >= 0:  # a second report: two runs in one capture, neither is the answer
+    twice = text.find('"start"', end) >= 0
+    if twice and text[end:].strip() != text[start:end].strip():  # two runs in one capture, neither is the answer
         raise ParseFailure("unknown-format", "this log holds several iperf3 JSON reports; split it, one run per log")
     if not isinstance(doc, dict) or not isinstance(doc.get("start"), dict):
         inner = next((key for key, value in doc.items() if isinstance(value, dict)
@@ -159,7 +165,7 @@ def _load(text: str) -> dict[str, Any]:
             raise ParseFailure("unknown-format", "this is iperf3's text report (rounded to 3 digits), followed by "
                                                  "other JSON: rerun iperf3 with -J for the JSON report podtax reads")
         raise ParseFailure("unknown-format", "the JSON is not an iperf3 report (no `start` object)")
-    return doc
+    return doc, twice
 
 
 def _past_debug(text: str, start: int) -> int:
@@ -259,7 +265,7 @@ def _num(section: Mapping[str, Any], key: str, what: str) -> float:
 
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
           recorded_version: str | None = None) -> Parsed:
-    doc = _load(text)
+    doc, twice = _load(text)
     error = doc.get("error")
     if isinstance(error, str) and error:
         raise _fail(error, doc)
@@ -277,7 +283,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     received, sent = end.get("sum_received"), end.get("sum_sent")
     if not isinstance(received, dict) or not isinstance(sent, dict):
         if isinstance(end.get("sum"), dict) and udp and received is None and sent is None and _before_3_11(doc):
-            return _udp_sender_only(doc, end["sum"], ts, requested, text)
+            return _udp_sender_only(doc, end["sum"], ts, requested, text, twice)
         raise ParseFailure("truncated", "the iperf3 report has no sum_sent/sum_received")
     metrics = MetricList()
     left: list[str] = []  # the secondary figures iperf3 printed as `nan`
@@ -290,7 +296,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         _measured(metrics, left, "lost_percent", _num(received, "lost_percent", "sum_received"), "%")
     elif "retransmits" in sent and _num(sent, "retransmits", "sum_sent") >= 0:  # -1: iperf3 could not count them
         metrics.add("retransmits", _num(sent, "retransmits", "sum_sent"), "count", False)
-    flags: list[str] = [lag[2]] if lag else []
+    flags: list[str] = ([lag[2]] if lag else []) + ([REPEATED] if twice else [])
     back = end.get("sum_received_bidir_reverse")
     if isinstance(back, dict):  # --bidir: the other direction, measured at the same time
         metrics.add("reverse_throughput_mbps", _rate(back, "sum_received_bidir_reverse"), "Mbit/s", True)
@@ -359,7 +365,7 @@ def _compare(requested: Mapping[str, Any] | None, echoed: Echoed, amount: str | 
 
 
 def _udp_sender_only(doc: Mapping[str, Any], total: Mapping[str, Any], ts: Mapping[str, Any],
-                     requested: Mapping[str, Any] | None, text: str) -> Parsed:
+                     requested: Mapping[str, Any] | None, text: str, twice: bool) -> Parsed:
     """A UDP report before 3.11: `end.sum` holds the sender's rate and the receiver's jitter and loss."""
     if ts.get("reverse") == 1:
         raise ParseFailure("unsupported-version", f"this iperf3 {_version(doc) or ''} reverse UDP report has "
@@ -373,7 +379,7 @@ def _udp_sender_only(doc: Mapping[str, Any], total: Mapping[str, Any], ts: Mappi
     _measured(metrics, left, "jitter_ms", _num(total, "jitter_ms", "sum"), "ms")
     _measured(metrics, left, "lost_percent", _num(total, "lost_percent", "sum"), "%")
     flags = ["SENDER_ONLY: this iperf3 UDP report (before 3.11) gives the sender's rate with the receiver's "
-             "jitter and loss, not the receiver's throughput (no throughput_mbps)"]
+             "jitter and loss, not the receiver's throughput (no throughput_mbps)"] + ([REPEATED] if twice else [])
     echoed = _echoed(ts, True)
     return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed,
                   tuple(flags + _run_flags(requested, echoed, ts, total, text) + _nan_flag(doc, left)))
