@@ -8,16 +8,18 @@ API's `direction`: "fewer" errors, a "higher" lost_percent, never "faster" for a
 node with every run's values for both sides, "provenance", and "phases" when the campaign has per-object
 control-plane latencies (one row per object and phase, with its cell's node and params: a test's cells are never
 pooled).
-Numbers are stored as numbers; units are in the headers. A sheet holds at most ROW_LIMIT rows: a node's runs or the
-phases beyond go on in "node x (2)", "node x (3)"..., each with the header row. A node sheet's last column names
-its node: a title is cut to 31 characters and made unique ("~2"), so it may read as another node's.
+Numbers are stored as numbers; units are in the headers. A sheet holds at most ROW_LIMIT rows: a node's runs, the
+phases or the summary's comparison table beyond go on in "node x (2)", "summary (2)"..., each with the header row
+(the matrix shows the rows that leave room for the table's title and header, and says so). A node sheet's last
+column names its node: a title is cut to 31 characters and made unique ("~2"), so it may read as another node's.
 """
 
 from __future__ import annotations
 
 import io
+import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC
 from typing import Any
 
@@ -163,9 +165,12 @@ def _mode_figures(side: SideModes | None) -> list[float | int | None]:
     return [x for m in side.modes for x in (m.median, m.n)]
 
 
-def _summary(ws: Worksheet, data: ReportData, column_limit: int = COLUMN_LIMIT) -> None:
+def _summary(ws: Worksheet, data: ReportData, column_limit: int = COLUMN_LIMIT,
+             row_limit: int = ROW_LIMIT) -> Iterator[list[Any]]:
     """The matrix (its first column_limit - 4 nodes: openpyxl raised past column 18,278, a campaign of 18,300 nodes
-    answered 500, and wrote columns past Excel's last, 16,384, without a word), then the comparison table."""
+    answered 500, and wrote columns past Excel's last, 16,384, without a word), then the comparison table as far as
+    the sheet holds `row_limit` rows: returns the table's rows left, for "summary (2)"... (write_workbook). The
+    matrix shows as many of its rows as leave room for the table's title, header and first row."""
     rep = data.report
     primary = headline_cells(rep.cells)
     every = sorted({data.where(c) for c in primary})
@@ -175,6 +180,11 @@ def _summary(ws: Worksheet, data: ReportData, column_limit: int = COLUMN_LIMIT) 
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
     for c in primary:
         rows.setdefault((c.test, c.params, c.metric), {})[data.where(c)] = c
+    room = max(0, row_limit - 8)  # 4 rows above the matrix, then a blank, the table's title, header, first row
+    if len(rows) > room:
+        cut += (f" The matrix shows its first {room:,} of {len(rows):,} rows (a sheet holds {row_limit:,} rows); "
+                "the table below holds them all.")
+        rows = dict(list(rows.items())[:room])
     for col, width in zip("ABCD", (16, 28, 30, 16), strict=True):
         ws.column_dimensions[col].width = width
     width = max([14] + [len(_no_verdict(c)) + 8 for c in primary])  # a number too wide for its column shows ###
@@ -199,22 +209,34 @@ def _summary(ws: Worksheet, data: ReportData, column_limit: int = COLUMN_LIMIT) 
     ws.append([])
     ws.append(_bold(ws, [TABLE_TITLE], size=13))
     ws.append(_bold(ws, COMPARISON_HEADERS))
-    for c in rep.cells:
-        _append(ws, [c.node, c.test, c.params, c.metric, c.unit, c.higher_is_better, c.primary,
+    table = _comparison_rows(data)
+    for _ in range(row_limit - 7 - len(rows)):
+        row = next(table, None)
+        if row is None:
+            break
+        _append(ws, row)
+    return table
+
+
+def _comparison_rows(data: ReportData) -> Iterator[list[Any]]:
+    """The summary's comparison table, one row a cell under COMPARISON_HEADERS."""
+    for c in data.report.cells:
+        yield [c.node, c.test, c.params, c.metric, c.unit, c.higher_is_better, c.primary,
                      ratio_label(data.envs(c)), c.n_host, c.n_pod, c.host_median, c.pod_median, c.host_modes,
                      c.pod_modes, *_mode_figures(c.modes and c.modes.host), *_mode_figures(c.modes and c.modes.pod),
                      c.host_lower_bound, c.pod_lower_bound,
                      c.ratio, c.ci_low, c.ci_high, c.ci_method, c.p_value, c.p_adjusted, c.change_pct,
                      c.direction or c.verdict, " ".join(c.flags), " ".join(c.flag_details.values()), c.sentence,
-                     caveat(c), c.host_upper_bound, c.pod_upper_bound, c.descriptive, c.cluster])
+                     caveat(c), c.host_upper_bound, c.pod_upper_bound, c.descriptive, c.cluster]
 
 
 def _sheets(wb: Workbook, taken: set[str], name: str, headers: list[str], rows: Iterable[list[Any]],
-            widths: tuple[int, ...] = (), row_limit: int = ROW_LIMIT, first: str = "") -> None:
+            widths: tuple[int, ...] = (), row_limit: int = ROW_LIMIT, first: str = "", part: int = 1) -> None:
     """`rows` under `headers` in sheet `name`, going on in "name (2)", "name (3)"... each time a sheet holds
     `row_limit` rows: openpyxl wrote row 1,048,601 of a node of 1,048,600 runs without a word, past Excel's last
     row, so Excel called the file damaged and its repair dropped the rows beyond. Each sheet is closed once full
-    (_done). `first`: the first sheet's title, taken already (sheet_title); else made from `name`."""
+    (_done). `first`: the first sheet's title, taken already (sheet_title); else made from `name`. `part`: the first
+    sheet's number (2: it goes on from sheet `name`, written already; no sheet at all when `rows` is empty)."""
     def start(part: str, ws: Worksheet | None = None) -> Worksheet:
         if ws is not None:
             _done(ws)
@@ -225,7 +247,13 @@ def _sheets(wb: Workbook, taken: set[str], name: str, headers: list[str], rows: 
         ws.append(_bold(ws, headers))
         return ws
 
-    ws, held, part = start(""), 1, 1
+    rows = iter(rows)
+    if part > 1:
+        head = next(rows, None)
+        if head is None:
+            return
+        rows = itertools.chain([head], rows)
+    ws, held = start("" if part == 1 else f" ({part})"), 1
     for row in rows:
         if held >= row_limit:
             part += 1
@@ -259,8 +287,9 @@ def write_workbook(data: ReportData, row_limit: int = ROW_LIMIT, column_limit: i
     wb = Workbook(write_only=True)  # streamed: several times faster for campaigns with many runs
     taken: set[str] = set()
     summary = wb.create_sheet(sheet_title("summary", taken))
-    _summary(summary, data, column_limit)
+    table = _summary(summary, data, column_limit, row_limit)
     _done(summary)
+    _sheets(wb, taken, "summary", COMPARISON_HEADERS, table, row_limit=row_limit, part=2)  # rows past its limit
     nodes = sorted({data.where(c) for c in data.report.cells})
     # every node's first title taken before any part is named: a part ("node x (2)") never takes the title of a
     # node named "x (2)"; the node column says whose runs a sheet holds whatever its title
