@@ -39,6 +39,21 @@ def version_why(text: str) -> str | None:
                    "one (IMPORT DATABASE)")
 
 
+def wal_why(text: str) -> str | None:
+    """The reason and fix when DuckDB could not replay the WAL beside the file (what it commits before a checkpoint
+    moves it into the file); None for another error. Said 'fix it' (hF, session 56): a WAL damaged on disk, and one
+    that is not the file's, left beside a file put back from a backup or copied without its own WAL."""
+    found = re.search(r'Failure while replaying (?:checkpoint )?WAL file "([^"]+)": (.*)', text)
+    if not found:
+        return None
+    wal, cause = found[1], found[2].split(". ")[0].strip().rstrip(".")[:200]  # DuckDB's first sentence
+    if "WAL does not match database file" in cause or "checkpoint iteration does not match" in cause:
+        return (f"its WAL {wal} is not this file's ({cause}): a file put back from a backup, or copied without "
+                f"its own WAL, beside the WAL of the one it replaced; move {wal} away and the file opens as it is")
+    return (f"its WAL {wal} is damaged ({cause}): restore the file and its WAL from a backup; or move {wal} away "
+            "(keep it) and the file opens as at its last checkpoint, without what was stored after it")
+
+
 @lru_cache(maxsize=1)
 def _schema() -> dict[str, list[str]]:
     """The columns of each table schema.sql makes, in its order."""

@@ -15,7 +15,7 @@ from podtax.oneline_args import OneLineParser, a_path
 
 from podtax_analyzer import duckcon
 from podtax_analyzer.comparisons import UnknownCampaign, compare_campaign
-from podtax_analyzer.db_file import foreign_why, version_why
+from podtax_analyzer.db_file import foreign_why, version_why, wal_why
 from podtax_analyzer.phase_table import phase_table, pooled_objects
 from podtax_analyzer.provision_starts import provision_starts
 
@@ -61,6 +61,8 @@ def cannot_read(exc: duckdb.Error) -> str:
     text = str(exc)
     if version := version_why(text):
         return version
+    if wal := wal_why(text):
+        return wal
     if "Could not read enough bytes" in text or "Corrupt database file" in text:
         return "the file is damaged (cut short or overwritten): restore it from a backup"
     first = (text.splitlines() or [type(exc).__name__])[0][:300]

@@ -22,7 +22,7 @@ from podtax.service import listening_socket, service_streams
 
 from podtax_analyzer import api_auth
 from podtax_analyzer.api import create_app
-from podtax_analyzer.db_file import DAMAGED, RESTORE, cut_short, never_written, schema_why, version_why
+from podtax_analyzer.db_file import DAMAGED, RESTORE, cut_short, never_written, schema_why, version_why, wal_why
 from podtax_analyzer.db_lock import DbLock, Held, lock_path
 from podtax_analyzer.held_file import FileWatch
 from podtax_analyzer.isolate import storage_fault, write_isolating
@@ -244,6 +244,8 @@ def open_why(exc: BaseException) -> str:
     text = (str(exc).splitlines() or [type(exc).__name__])[0]
     if version := version_why(str(exc)):
         why = version
+    elif wal := wal_why(text):
+        why = wal
     elif held := re.search(r"Conflicting lock is held in (.*) \(PID (\d+)\)", text):
         why = f"another process holds it (PID {held[2]}, {held[1]}): only one analyzer may use a file; stop it"
     elif "No space left on device" in text:
