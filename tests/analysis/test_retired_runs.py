@@ -97,9 +97,14 @@ def test_a_later_retirement_of_a_node_replaces_its_earlier_one(tmp_path: Path) -
 
 
 @pytest.mark.parametrize(("node", "before", "cluster", "status", "said"), [
-    ("n9", CHANGED, None, 404, "no run of node 'n9' is stored: name the node as its runs do"),
+    ("n9", CHANGED, None, 404, "no run of node 'n9' is stored (the stored ones: n1, n2, n3): name the node as its "
+                               "runs do (podtax results lists them); a node is retired once its runs are stored"),
+    ("n11", CHANGED, None, 404, "no run of node 'n11' is stored (the closest stored: n1): name the node"),
     ("n1", CHANGED, "other", 404, "no run of node 'n1' in cluster 'other' is stored (it has runs in cluster local)"),
     ("n1", None, None, 422, "is in the future"),
+    ("n1", START - timedelta(days=1), None, 422, "no run of node 'n1' (cluster local) started before 2026-11-01 "
+                                                 "08:00:00 UTC (its first successful run started 2026-11-02 08:00:00 "
+                                                 "UTC): nothing to retire; give the time the node changed"),
 ])
 def test_a_retirement_refused_says_why(tmp_path: Path, node: str, before: datetime | None, cluster: str | None,
                                        status: int, said: str) -> None:
@@ -133,6 +138,8 @@ def test_the_api_retires_lists_and_undoes_with_the_token_and_republishes_the_nod
         resp = client.post("/api/retired", params=params, headers=auth)
         assert resp.status_code == 200, resp.text
         assert resp.json()["runs"] == 6 and resp.json()["node"] == "n1"
+        assert resp.json()["scores"] == [{"env": "kubernetes", "test": "sysbench-cpu", "params_key": "threads=1",
+                                          "metric": "events_per_second", "runs": 6}], resp.json()
         assert len(changed) == 1 and len(changed[0]) == 14
         scores = {s["node"]: s for s in client.get("/api/scores").json()}
         assert (scores["n1"]["n"], scores["n1"]["flags"]) == (8, [])

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from podtax import events
 from podtax.cli.main import main
+from podtax_analyzer import retired
 from podtax_analyzer.api import create_app
 from podtax_analyzer.api_retired import router as retired_router
 from podtax_analyzer.store import Store
@@ -52,13 +53,13 @@ def test_retire_list_scores_and_undo(analyzer: datetime, capsys: pytest.CaptureF
     assert (rows["n1"]["n"], rows["n1"]["flags"]) == (8, []), rows["n1"]
     today = datetime.now(UTC).strftime("%Y-%m-%d")
     # the count is the node's (every test and env), not this score's: said so
-    assert rows["n1"]["status"].startswith(f"used; counts only its runs since {shown}: 6 of the node's runs (every "
-                                           f"test) before {shown} retired by the user on {today} "), rows["n1"]
-    assert rows["n1"]["status"].endswith(" (still stored)"), rows["n1"]
+    assert rows["n1"]["status"].startswith(f"used; counts only its runs since {shown}: 6 runs of this score before "
+                                           f"{shown} retired by the user on {today} "), rows["n1"]
+    assert rows["n1"]["status"].endswith(" (still stored; 6 runs of the node's, every test)"), rows["n1"]
     assert "retired" not in rows["n2"]["status"], rows["n2"]
     assert main(["scores", "--test", "sysbench-cpu", "--placements", "0"]) == 0
     text = " ".join(capsys.readouterr().out.replace("│", " ").split())  # a wrapped cell's lines, joined
-    assert f"6 of the node's runs (every test) before {shown} retired by the user on {today}" in text, text
+    assert f"6 runs of this score before {shown} retired by the user on {today}" in text, text
     assert main(["retire", "n1", "--undo"]) == 0
     assert capsys.readouterr().out.startswith(f"node n1 (cluster local): every run counts again (6 runs started "
                                               f"before {shown}, retired on {today}")
@@ -88,9 +89,15 @@ def test_usage_mistakes_are_one_line_and_exit_2(argv: list[str], said: str, caps
 
 
 def test_an_unknown_node_is_one_clear_line(analyzer: datetime, capsys: pytest.CaptureFixture) -> None:
-    assert main(["retire", "n9", "--before", "2026-01-01"]) == 1
-    err = " ".join(capsys.readouterr().err.split())
-    assert "404 no run of node 'n9' is stored: name the node as its runs do (podtax results lists them)" in err, err
+    """An unknown node is a usage mistake (exit 2) naming the stored nodes, or the closest; no --force: a retirement
+    counts by the runs' start times, so a node is retired once its runs are stored, leaving out the same runs."""
+    assert main(["retire", "n9", "--before", "2026-01-01"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("error: POST /api/retired: 404 no run of node 'n9' is stored (the stored ones: n1, n2, n3): name "
+                   "the node as its runs do (podtax results lists them); a node is retired once its runs are stored "
+                   "(by their start times: retired later, the same runs are left out)\n"), err
+    assert main(["retire", "n11", "--before", "2026-01-01"]) == 2
+    assert "is stored (the closest stored: n1): name the node" in capsys.readouterr().err
     assert main(["retire", "n9", "--undo"]) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert "404 no runs of node 'n9' are retired" in err, err
@@ -141,3 +148,71 @@ def test_an_analyzer_older_than_retire_is_said_so(tmp_path: Path, monkeypatch: p
                            "retire` (it has no /api/retired): upgrade it to this podtax's version\n"), err
         assert main(["scores", "--test", "sysbench-cpu", "--json", "--placements", "0"]) == 0  # nothing retired
     store.close()
+
+
+def test_a_date_before_every_run_of_the_node_retires_nothing_and_says_so(analyzer: datetime,
+                                                                         capsys: pytest.CaptureFixture) -> None:
+    """Before, `podtax retire n1 --before <a day before its first run>` answered 'its 0 runs ... count in no score'
+    and exit 0, a retirement of nothing written (a typo, the wrong year): now one line naming its first run, exit 2."""
+    first = analyzer - timedelta(hours=1)  # n1's first run
+    assert main(["retire", "n1", "--before", (first - timedelta(days=1)).isoformat()]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: POST /api/retired: 422 no run of node 'n1' (cluster local) started before "
+                   f"{first - timedelta(days=1):%Y-%m-%d %H:%M:%S} UTC (its first successful run started "
+                   f"{first:%Y-%m-%d %H:%M:%S} UTC): nothing to retire; give the time the node changed, after its "
+                   "first run (podtax results lists its runs)\n"), err
+    assert main(["retire", "--list"]) == 0
+    assert capsys.readouterr().out == "no node has retired runs\n"
+
+
+def _n1_threads_2(start: datetime) -> list[events.ResultV1]:
+    """5 runs of n1 under another score (threads=2): 3 before its change, 2 after."""
+    n1 = history(start, start + timedelta(hours=1))
+    return [events.result(r.data.model_copy(update={"run": r.data.run.model_copy(update={
+        "params": {"threads": 2}, "run_id": f"n1-t2-{i}"})}), "test") for i, r in enumerate(n1[:3] + n1[6:8])]
+
+
+def test_scores_say_each_scores_own_retired_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture) -> None:
+    """n1's threads=1 score loses 6 of its 14 runs, its threads=2 score 3 of 5: each row says its own count (and the
+    node's 9); before, both said the node's 9 (GET /api/retired gave one count a node)."""
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=3)
+    store = Store(tmp_path / "podtax.duckdb")
+    store.write_batch(history(start, start + timedelta(hours=1)) + _n1_threads_2(start))
+    with serve(create_app(store, TOKEN)) as url:
+        monkeypatch.setenv("PODTAX_API_URL", url)
+        monkeypatch.setenv("PODTAX_API_TOKEN", TOKEN)
+        assert main(["retire", "n1", "--before", (start + timedelta(hours=1)).isoformat()]) == 0
+        capsys.readouterr()
+        assert main(["scores", "--test", "sysbench-cpu", "--json", "--placements", "0"]) == 0
+        out = capsys.readouterr()
+    store.close()
+    said = {r["params_key"]: r["status"] for r in json.loads(out.out)["scores"] if r["node"] == "n1"}
+    assert ": 6 runs of this score before " in said["threads=1"], said
+    assert ": 3 runs of this score before " in said["threads=2"], said
+    assert all(s.endswith("(still stored; 9 runs of the node's, every test)") for s in said.values()), said
+    assert out.err == ""
+
+
+def test_an_analyzer_without_per_score_counts_is_said_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture) -> None:
+    """An analyzer whose GET /api/retired gives no `scores` (the real app, that route as before them: the rows
+    without it): `podtax scores` still works, says the node's count on each row, and says once why, on stderr."""
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=3)
+    store = Store(tmp_path / "podtax.duckdb")
+    store.write_batch(history(start, start + timedelta(hours=1)) + _n1_threads_2(start))
+    retired.retire(store, "n1", start + timedelta(hours=1))
+    app = create_app(store, TOKEN)
+    app.router.routes = [r for r in app.router.routes if getattr(r, "original_router", None) is not retired_router]
+    app.get("/api/retired")(lambda: [{k: v for k, v in r.items() if k != "scores"}
+                                     for r in retired.listed(store.cursor())])
+    with serve(app) as url:
+        monkeypatch.setenv("PODTAX_API_URL", url)
+        monkeypatch.setenv("PODTAX_API_TOKEN", TOKEN)
+        assert main(["scores", "--test", "sysbench-cpu", "--json", "--placements", "0"]) == 0
+        out = capsys.readouterr()
+    store.close()
+    said = [r["status"] for r in json.loads(out.out)["scores"] if r["node"] == "n1"]
+    assert len(said) == 2 and all(": 9 of the node's runs (every test) before " in s for s in said), said
+    assert out.err == (f"warning: the analyzer at {url} gives a retired node's count of runs for the node only (every "
+                       "test), not each score's: upgrade it to this podtax's version for each score's\n"), out.err

@@ -14,12 +14,23 @@ from podtax_analyzer import retired
 router = APIRouter(tags=["scores"])
 
 
+class RetiredScore(BaseModel):
+    env: str
+    test: str
+    params_key: str
+    metric: str
+    runs: int = Field(description="How many runs this score (GET /api/scores' key) would count but for the "
+                                  "retirement.")
+
+
 class Retired(BaseModel):
     cluster: str
     node: str
     before: datetime = Field(description="The node's runs started before it count in no score (still stored).")
     retired_at: datetime = Field(description="When the user retired them.")
-    runs: int = Field(description="How many of the node's successful runs that leaves out.")
+    runs: int = Field(description="How many of the node's successful runs that leaves out (every test and env).")
+    scores: list[RetiredScore] = Field(default_factory=list, description="Per score it changes, the runs it leaves "
+                                       "out of that score.")
 
 
 @router.get("/api/retired", response_model=list[Retired],

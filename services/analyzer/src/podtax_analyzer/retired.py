@@ -8,12 +8,13 @@ Store.rescoring: the score caches start afresh and the service sweeps the scores
 
 from __future__ import annotations
 
+import difflib
 from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
 
-from podtax_analyzer.scores import RUN_TIME
+from podtax_analyzer.scores import ELIGIBLE, RUN_TIME
 from podtax_analyzer.store import Store
 
 
@@ -33,30 +34,58 @@ FROM retired t {{where}} ORDER BY t.cluster, t.node
 """
 
 
+# Per score (env, test, params_key, metric): the runs it would count but for the retirement (scores.ELIGIBLE).
+_BY_SCORE = f"""
+SELECT t.cluster, t.node, r.env, r.test, r.params_key, m.name, count(DISTINCT r.run_id)
+FROM retired t JOIN runs r ON r.cluster = t.cluster AND r.node = t.node JOIN metrics m ON m.run_id = r.run_id
+WHERE {ELIGIBLE} AND {RUN_TIME} < t.before_time {{where}}
+GROUP BY ALL ORDER BY ALL
+"""
+
+
 def listed(con: duckdb.DuckDBPyConnection, cluster: str | None = None, node: str | None = None) -> list[dict[str, Any]]:
     """Every retirement (or one node's): cluster, node, before (runs started before it are left out), retired_at
-    (when the user retired them) and runs (how many of the node's successful runs that leaves out)."""
+    (when the user retired them), runs (how many of the node's successful runs that leaves out, every test and env)
+    and scores (per score it changes: env, test, params_key, metric and the runs it leaves out of that score)."""
     where, params = [], []
     for col, val in (("cluster", cluster), ("node", node)):
         if val is not None:
             where.append(f"t.{col} = ?")
             params.append(val)
     sql = _LISTED.format(where="WHERE " + " AND ".join(where) if where else "")
-    return [{"cluster": c, "node": n, "before": b.astimezone(UTC), "retired_at": at.astimezone(UTC), "runs": runs}
-            for c, n, b, at, runs in con.execute(sql, params).fetchall()]
+    rows = [{"cluster": c, "node": n, "before": b.astimezone(UTC), "retired_at": at.astimezone(UTC), "runs": runs,
+             "scores": []} for c, n, b, at, runs in con.execute(sql, params).fetchall()]
+    found = {(r["cluster"], r["node"]): r["scores"] for r in rows}
+    for c, n, env, test, key, metric, runs in con.execute(
+            _BY_SCORE.format(where="".join(" AND " + w for w in where)), params).fetchall():
+        found[c, n].append({"env": env, "test": test, "params_key": key, "metric": metric, "runs": runs})
+    return rows
+
+
+def _known(con: duckdb.DuckDBPyConnection, node: str) -> str:
+    """The stored nodes closest to `node`'s name (all of them when few), said after its refusal."""
+    nodes = [n for (n,) in con.execute("SELECT DISTINCT node FROM runs ORDER BY node").fetchall()]
+    close = difflib.get_close_matches(node, nodes, n=5, cutoff=0.6)
+    if close:
+        return f" (the closest stored: {', '.join(close)})"
+    if nodes and len(nodes) <= 10:
+        return f" (the stored ones: {', '.join(nodes)})"
+    return f" ({len(nodes):,} nodes have runs)" if nodes else " (no run is stored yet)"
 
 
 def _cluster_of(con: duckdb.DuckDBPyConnection, node: str, cluster: str | None) -> str:
     """The cluster of `node`'s stored runs (`cluster` when given), else Refusal: no run of it, or several clusters."""
     clusters = [c for (c,) in con.execute("SELECT DISTINCT cluster FROM runs WHERE node = ? ORDER BY cluster",
                                           [node]).fetchall()]
+    later = ("; a node is retired once its runs are stored (by their start times: retired later, the same runs are "
+             "left out)")
     if cluster is not None and cluster not in clusters:
-        where = f" (it has runs in cluster {', '.join(clusters)})" if clusters else ""
+        where = f" (it has runs in cluster {', '.join(clusters)})" if clusters else _known(con, node)
         raise Refusal(404, f"no run of node {node!r} in cluster {cluster!r} is stored{where}: name the node as its "
-                           "runs do (podtax results lists them)")
+                           f"runs do (podtax results lists them){later}")
     if not clusters:
-        raise Refusal(404, f"no run of node {node!r} is stored: name the node as its runs do (podtax results lists "
-                           "them)")
+        raise Refusal(404, f"no run of node {node!r} is stored{_known(con, node)}: name the node as its runs do "
+                           f"(podtax results lists them){later}")
     if cluster is None and len(clusters) > 1:
         raise Refusal(422, f"node {node!r} has runs in clusters {', '.join(clusters)}: say which (cluster)")
     return cluster or clusters[0]
@@ -80,6 +109,15 @@ def retire(store: Store, node: str, before: datetime, cluster: str | None = None
                            "runs not made yet cannot be retired; give the time the node changed")
     with store.cursor() as con:
         cluster = _cluster_of(con, node, cluster)
+        older, first = con.execute(f"SELECT count(*) FILTER ({RUN_TIME} < ?), min({RUN_TIME}) FROM runs r WHERE "
+                                   "cluster = ? AND node = ? AND status = 'ok'", [before, cluster, node]).fetchone()
+    if not older:  # a date before every run (a typo, the wrong year): said, nothing written
+        since = (f"its first successful run started {first.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC" if first
+                 else "it has no successful run")
+        raise Refusal(422, f"no run of node {node!r} (cluster {cluster}) started before "
+                           f"{before.astimezone(UTC):%Y-%m-%d %H:%M:%S} "
+                           f"UTC ({since}): nothing to retire; give the time the node changed, after its first run "
+                           "(podtax results lists its runs)")
     with store.rescoring() as con:
         con.execute("INSERT INTO retired VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
                     "before_time = excluded.before_time, retired_at = excluded.retired_at",

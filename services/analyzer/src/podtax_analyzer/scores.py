@@ -66,9 +66,11 @@ ENVS = ("host", "kubernetes")
 RUN_TIME = "coalesce(r.started_at, r.ended_at, r.stored_at)"
 RETIRED = (f"{RUN_TIME} >= coalesce((SELECT max(t.before_time) FROM retired t WHERE t.cluster = r.cluster "
            "AND t.node = r.node), TIMESTAMPTZ '-infinity')")
-COUNTED = ("r.status = 'ok' AND r.env IN ('host', 'kubernetes') AND coalesce(len(list_filter(r.flags, lambda f: "
-           "starts_with(f, 'PARAM_MISMATCH') OR starts_with(f, 'THREADS_MISMATCH') OR starts_with(f, 'SHORT'))), "
-           f"0) = 0 AND {RETIRED}")
+# ELIGIBLE: those a score counts but for a retirement (retired.py counts, per score, those it leaves out).
+ELIGIBLE = ("r.status = 'ok' AND r.env IN ('host', 'kubernetes') AND coalesce(len(list_filter(r.flags, lambda f: "
+            "starts_with(f, 'PARAM_MISMATCH') OR starts_with(f, 'THREADS_MISMATCH') OR starts_with(f, 'SHORT'))), "
+            "0) = 0")
+COUNTED = f"{ELIGIBLE} AND {RETIRED}"
 # A run whose tool executable ran through an emulator (store_rows.emulated_flag): counted, and its score flagged.
 EMULATED = "coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'EMULATED'))) > 0, false)"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from podtax.cli.common import api_url, cluster_name, console, fail, node_name
+from podtax.cli.common import api_url, cluster_name, console, fail, node_name, warn
 from podtax.cli.results import answer, ask, detail
 from podtax.event_payloads import printable
 
@@ -43,31 +43,50 @@ def _day(stamp: str) -> str:
 
 def _ask(params: dict[str, str | None], method: str) -> object:
     """/api/retired as `method`; an analyzer without the route (FastAPI's own 404 'Not Found', an analyzer older than
-    `podtax retire`) is one line and exit 1 naming the upgrade; its refusals one line and exit 1, as results._get."""
+    `podtax retire`) is one line and exit 1 naming the upgrade; its refusals one line and exit 1, as results._get,
+    but a retirement's refusal of what the user typed (POST: no run of NODE stored, naming the closest stored; no run
+    of it started before DATE; DATE in the future; NODE in two clusters) one line and exit 2, a usage mistake."""
     resp = ask(PATH, dict(params), method)
     if resp.status_code == 404 and detail(resp) == "Not Found":
         raise fail(f"{method} {PATH}: 404 Not Found: the analyzer at {api_url()} is older than `podtax retire` "
                    f"(it has no {PATH}): upgrade it to this podtax's version")
+    if method == "POST" and resp.status_code in (404, 422) and isinstance(detail(resp), str):
+        raise fail(f"{method} {PATH}: {resp.status_code} {printable(detail(resp))}", 2)
     return answer(resp, method, PATH)
 
 
 def retired_rows() -> list[dict[str, Any]]:
-    """GET /api/retired; [] from an analyzer without the route (one before podtax retire: nothing is retired)."""
+    """GET /api/retired; [] from an analyzer without the route (one before podtax retire: nothing is retired). An
+    analyzer that gives no per-score counts (`scores`, older than them) is said once, on stderr."""
     resp = ask(PATH)
     if resp.status_code == 404:
         return []
     rows = answer(resp, "GET", PATH)  # a refusal: one line, exit 1
-    return rows if isinstance(rows, list) else []
+    rows = rows if isinstance(rows, list) else []
+    if any("scores" not in r for r in rows):
+        warn(f"the analyzer at {api_url()} gives a retired node's count of runs for the node only (every test), not "
+             "each score's: upgrade it to this podtax's version for each score's")
+    return rows
+
+
+def _runs(n: int) -> str:
+    return f"{n} {'run' if n == 1 else 'runs'}"
 
 
 def retired_said(score: dict[str, Any], retired: dict[tuple[str, str], dict[str, Any]]) -> str:
-    """What a score of a node whose older runs were retired leaves out, said after its status; "" otherwise."""
+    """What a score of a node whose older runs were retired leaves out, said after its status; "" otherwise: this
+    score's count (the retirement's `scores`), else (an older analyzer) the node's, of every test and env."""
     r = retired.get((score["cluster"], score["node"]))
     if r is None:
         return ""
-    runs = r["runs"]  # the node's, not this score's: every test and env
-    return (f"; counts only its runs since {_day(r['before'])}: {runs} of the node's {'run' if runs == 1 else 'runs'} "
-            f"(every test) before {_day(r['before'])} retired by the user on {_day(r['retired_at'])} (still stored)")
+    since, by, on = _day(r["before"]), "retired by the user on", _day(r["retired_at"])
+    if "scores" not in r:  # an analyzer older than per-score counts: the node's, not this score's
+        node = _runs(r["runs"]).replace(" ", " of the node's ", 1)
+        return f"; counts only its runs since {since}: {node} (every test) before {since} {by} {on} (still stored)"
+    key = tuple(score[k] for k in ("env", "test", "params_key", "metric"))
+    mine = sum(s["runs"] for s in r["scores"] if tuple(s[k] for k in ("env", "test", "params_key", "metric")) == key)
+    return (f"; counts only its runs since {since}: {_runs(mine)} of this score before {since} {by} {on} (still "
+            f"stored; {_runs(r['runs'])} of the node's, every test)")
 
 
 def retire(

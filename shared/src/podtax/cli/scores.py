@@ -19,7 +19,8 @@ one family, a node's label or not).
 A node that switched tool builds cleanly (every run of the older builds before the first of the newest) is scored by
 the newest build's runs alone: its row says since when and which runs were left out (left_out_said); builds whose runs
 interleave stay CONFOUNDED. A node whose older runs the user retired (`podtax retire NODE --before DATE`) is scored
-by its runs since then: its row says how many of the node's runs (every test) before it were retired, and when.
+by its runs since then: its row says how many of this score's runs before it were retired (and the node's, every
+test), and when; an analyzer older than per-score counts gives the node's alone (said once).
 The BenchmarkScore settings are those of the scheduler's profile (--profile,
 else PODTAX_SCHEDULER_PROFILE, else the defaults: podtax.scheduler_profile, the file the scheduler reads). Below,
 the newest placements (GET /api/placements) with the scheduler's own explanation.
