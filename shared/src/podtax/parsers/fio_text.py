@@ -72,8 +72,9 @@ _OLD = re.compile(r"^(read|write|trim|mixed)\s*: io=\S+, bw=([\d.]+) ?([KMGT]?i?
                   r"iops=([\d.]+)([kKMG]?)\s*,")
 _DIRECTION = re.compile(r"^(read|write|trim|mixed)\s*:")  # a direction's first line, in any form
 _CLAT = re.compile(r"^clat \((nsec|usec|msec)\):\s*min=\s*([\d.]+)([kKM]?) ?, max=\s*([\d.]+)([kKM]?) ?, "
-                   r"avg=\s*([\d.]+) ?,")  # `, stdev=` follows: a line cut inside the mean does not match
-_LAT = re.compile(r"^lat \((nsec|usec|msec)\):\s*min=[^,]*, max=[^,]*, avg=\s*([\d.]+) ?,")  # total latency
+                   r"avg=\s*([\d.]+) ?,(?!\d)")  # `, stdev=` follows: a line cut inside the mean does not match
+_LAT = re.compile(r"^lat \((nsec|usec|msec)\):\s*min=[^,]*, max=[^,]*, avg=\s*([\d.]+) ?,(?!\d)")  # total latency
+_DECIMAL_COMMA = re.compile(r"=\s*[0-9]+,[0-9]")  # `avg=353,07, stdev=41,33`: not fio's (a point in any locale)
 _PCT_HEAD = re.compile(r"^(c?lat) percentiles \((nsec|usec|msec)\):")  # lat: `--lat_percentiles=1`, total latency
 _PCT = re.compile(r"(?<![\d.])(\d{1,3}\.\d{1,6})th=\[\s*(\d+)\]")  # bounded: a run of 5,000 digits scanned in O(n^2)
 _STARTING = STARTING  # `Starting 4 processes`
@@ -250,6 +251,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             raise ParseFailure("unknown-format", f"fio's {m.group(1)} line is in a form podtax does not read: "
                                                  f"{line[:200]}; rerun with --output-format=json")
         m = _CLAT.match(line)
+        if m is None and line.startswith("clat (") and _DECIMAL_COMMA.search(line):
+            raise ParseFailure("unknown-format", f"fio's figures are written with a decimal comma ({line[:80]}): fio "
+                                                 "prints a point in any locale, so the log was converted (by a "
+                                                 "spreadsheet?); parse fio's own output")
         if m:
             # no direction yet, or this one's latencies again: a lost `write:` line (its latencies would replace read's)
             if not direction or f"{direction}_clat_mean" in figures:
