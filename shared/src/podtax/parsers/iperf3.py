@@ -25,7 +25,8 @@ or iperf3 was stopped before the test ran), `server-busy` (the server runs anoth
 `truncated` (the JSON is cut), `unsupported-version` (a reverse UDP report before 3.11, see below),
 `fatal` (any other error iperf3 reports), `bad-argument` (a `parameter error` printed before the
 test, with the usage text, or an option getopt refused: `unrecognized option '--json-stream'` before 3.17).
-`--json-stream` output (3.17) is refused with the option to use.
+`--json-stream` output (3.17) is refused with the option to use, unless `--json-stream-full-output` (3.20) printed
+the -J report after the events: that report is read.
 
 Before 3.10 an iperf3 server counted its wait for the client's end-of-test message (control messages without
 TCP_NODELAY) into its own time, 40-60 ms: a forward run's `sum_received.seconds` 1.0505 s against the sender's 1.0009
@@ -135,9 +136,12 @@ def _load(text: str) -> tuple[dict[str, Any], bool]:
                                                  "iperf3 with -J for the JSON report podtax reads")
         raise ParseFailure("unknown-format", "no iperf3 JSON report (was iperf3 run with -J?)")
     start = _past_debug(text, start)
-    if text.find('"event":', start, start + 200) >= 0:  # `--json-stream`: one event per line, no report
-        raise ParseFailure("unknown-format", "this is iperf3's --json-stream output (one event per line): "
-                                             "rerun iperf3 with -J for the report podtax reads")
+    if text.find('"event":', start, start + 200) >= 0:  # `--json-stream`: one event per line, then (3.20+, with
+        full = _REPORT_OPEN.search(text, start)  # --json-stream-full-output) the -J report, which is read
+        if full is None:
+            raise ParseFailure("unknown-format", "this is iperf3's --json-stream output (one event per line): "
+                                                 "rerun iperf3 with -J for the report podtax reads")
+        start = full.start()
     decoder = _DECODER if text.count('"sum_sent"') < 2 else _DUPLICATES  # --bidir before 3.11
     try:
         doc, end = decoder.raw_decode(text, start)
