@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import socket
 import subprocess
@@ -10,6 +11,8 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from podtax.parentdeath import sigterm_with
 
 
 def free_port() -> int:
@@ -53,7 +56,8 @@ def start(store_dir: Path, port: int = 0, log_file: Path | None = None, timeout:
           config: Path | None = None, own_session: bool = False) -> NatsServer:
     """Start nats-server -js on 127.0.0.1:`port` (0 = a free port) and wait until it accepts clients.
     config: a nats-server configuration file read first (the flags here override it). own_session: out of the
-    caller's process group, so a Ctrl-C in its terminal does not stop it before the services using it."""
+    caller's process group, so a Ctrl-C in its terminal does not stop it before the services using it; it is sent
+    SIGTERM when the caller dies instead (parentdeath.py)."""
     port = port or free_port()
     store_dir.mkdir(parents=True, exist_ok=True)
     # the server writes through its own copy of the log's descriptor: ours is closed once it has it (it was left
@@ -64,6 +68,7 @@ def start(store_dir: Path, port: int = 0, log_file: Path | None = None, timeout:
             [binary(), *(["-c", str(config)] if config else []), "-js", "-a", "127.0.0.1", "-p", str(port),
              "-sd", str(store_dir)],
             stdout=out, stderr=subprocess.STDOUT, start_new_session=own_session,
+            preexec_fn=sigterm_with(os.getpid()) if own_session else None,  # noqa: PLW1509
         )
     deadline = time.monotonic() + timeout
     try:

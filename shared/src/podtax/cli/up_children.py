@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from podtax import natsserver
 from podtax.cli.common import fail, warn
+from podtax.parentdeath import sigterm_with
 from podtax.supervise import RestartPolicy
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ class Child:
     def start(self) -> None:
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(self.argv, env=self.env, stdout=out, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
+                                         start_new_session=True, preexec_fn=sigterm_with(os.getpid()))  # noqa: PLW1509
         self.started = time.monotonic()
 
     def stop(self, timeout: float = 10.0) -> None:
