@@ -341,8 +341,13 @@ class Scheduler:
         self.ns_informer.start()
         deadline = time.monotonic() + sync_timeout_s
         for inf in (self.node_informer, self.pod_informer, self.ns_informer):
-            if not inf.synced.wait(max(0.0, deadline - time.monotonic())):
-                raise TimeoutError(unsynced(inf.kind, sync_timeout_s, inf.failure))
+            while not inf.synced.wait(min(0.1, max(0.0, deadline - time.monotonic()))):
+                if self._stop.is_set():  # stop() meanwhile (a SIGTERM while the API server does not answer)
+                    return
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(unsynced(inf.kind, sync_timeout_s, inf.failure))
+        if self._stop.is_set():
+            return
         self.recorder.start()
         self.elector.start()
         self._thread = threading.Thread(target=self._loop, name="scheduling-loop", daemon=True)

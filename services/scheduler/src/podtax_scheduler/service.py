@@ -215,7 +215,19 @@ async def serve(settings: SchedulerConfig, stop: asyncio.Event,
                 raise cannot_listen(exc, settings.health_host, settings.scheduler_metrics_port,
                                     "PODTAX_SCHEDULER_METRICS_PORT") from None
             log.info("metrics on :%d/metrics", port)
-        await asyncio.to_thread(scheduler.start)
+        # the informers' first lists wait for the API server (Scheduler.start, up to its sync timeout of 60 s): a
+        # SIGTERM meanwhile went unseen until then (hF, session 56); now it stops the start
+        starting = asyncio.ensure_future(asyncio.to_thread(scheduler.start))
+        stopping = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if not starting.done():
+            log.info("stopping while the informers wait for the API server")
+            await asyncio.to_thread(scheduler.stop)
+            scheduler = None
+            await starting
+            return
+        await starting  # its TimeoutError, if the API server never answered
         if settings.health_port:  # /healthz, /readyz (NATS connected) and /metrics, as every podtax service
             health = await serve_health(settings.health_port, bus, settings.health_host)
         log.info("scheduler %s started: schedulerName=%s cluster=%s scores=%s", settings.scheduler_identity,
