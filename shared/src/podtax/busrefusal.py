@@ -43,6 +43,27 @@ def lasting(exc: BaseException) -> bool:
     return isinstance(exc, APIError) and exc.err_code in (TOO_BIG, SEALED) or too_large(exc)
 
 
+def lasting_text(exc: BaseException, size: int, stream: str) -> str | None:
+    """Why JetStream refuses, until an admin acts, a publish of `size` bytes (with its headers) to `stream`, and the
+    fix, when `exc` is such a refusal but no want of room (lasting(): the runner's outbox, the host agent); else
+    None."""
+    if too_large(exc):
+        return (f"it is {size:,} bytes with its NATS headers, above the {FILE_STORE_MAX_BYTES >> 20} MiB JetStream "
+                f"stores in one message of a file stream ({TOO_LARGE}, JetStream error {FULL}): no setting raises it, "
+                "so NATS never takes this report: the run's test must print less (its parameters)")
+    if not isinstance(exc, APIError):
+        return None
+    if exc.err_code == TOO_BIG:
+        return (f"it is {size:,} bytes with its NATS headers, above the events stream {stream}'s max_msg_size "
+                f"({exc.description}, JetStream error {TOO_BIG}); raise that limit to {size:,} or more as a NATS "
+                f"admin (`nats stream edit {stream} --max-msg-size <bytes>`, -1 for none: podtax sets none)")
+    if exc.err_code == SEALED:
+        return (f"the events stream {stream} is sealed ({exc.description}, JetStream error {SEALED}): it takes "
+                "nothing more, and cannot be unsealed; a NATS admin replaces it (delete it, then restart the runner, "
+                "which makes it as it starts)")
+    return None
+
+
 def for_want_of_room(exc: APIError) -> bool:
     """Whether JetStream's refusal `exc` is for want of room (LIMITS), to be said with refusal_text's fix: FULL only
     with a limit's words ('maximum ...'), not STORE_CLOSED (NATS away) nor TOO_LARGE (a refusal of its own)."""

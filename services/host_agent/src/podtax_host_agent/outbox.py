@@ -11,6 +11,11 @@ a file without it, an older agent's, is judged by its mtime): after a NATS reset
 name, and with it the same run ids, so a log kept under an earlier NATS is set aside (renamed, never published as the
 new campaign's run, nor lost); so is one whose request comes back while the events stream is unknown (its NATS cannot
 be told), and the run is measured again.
+
+NATS refusing a log until an admin acts (the events stream full, the log above its max_msg_size or above what a
+file stream stores, the stream sealed: podtax.busrefusal, as the runner's outbox takes them) was said as a handler's
+traceback naming no fix (10054, 10109), or without saying that the log is kept: publish() says it in one line (a
+NatsLost), with the fix and where the log is kept.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ import logging
 import os
 from pathlib import Path
 
-from podtax import events
+from podtax import events, subjects
+from podtax.bus import Bus, NatsLost, TooBig, at_limit
+from podtax.busrefusal import lasting, lasting_text
 
 from podtax_host_agent import guard, owndir
 
@@ -43,6 +50,24 @@ def save(state_dir: Path, event: events.RawLogV1, stream: str = "") -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes((f"{stream}\n".encode() if stream else b"") + events.encode(event))
     os.replace(tmp, path)
+
+
+async def publish(bus: Bus, event: events.RawLogV1, state_dir: Path, kept: bool) -> None:
+    """bus.publish(event); NATS refusing it until an admin acts raised as NatsLost naming the fix (the module) and
+    what became of the log (`kept`: saved here before)."""
+    try:
+        await bus.publish(event)
+    except Exception as exc:
+        if at_limit(exc) or isinstance(exc, TooBig):  # their words name the fix (bus.refusal_text, Bus._payload)
+            why = str(exc)
+        elif not lasting(exc) or (why := lasting_text(exc, bus.wire_bytes(event), subjects.STREAM)) is None:
+            raise
+        run_id = event.data.run.run_id
+        then = (f"its log is kept in {_path(state_dir, run_id)}, published when its request is delivered again or "
+                "when the agent starts (restart it once NATS is fixed)" if kept else
+                "its log is not kept (the state directory is unsafe): the run is measured again if its request comes "
+                "again")
+        raise NatsLost(f"NATS refuses the log of run {run_id}: {why}; {then}") from None
 
 
 def _nats_and_event(raw: bytes, mtime: float) -> tuple[str, bytes]:

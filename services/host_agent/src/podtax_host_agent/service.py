@@ -313,7 +313,7 @@ class Agent(NatsIdentity):
             log.error("run %s: publishing its log without keeping or noting it: %s", run_id, unsafe)
         elif keep:
             await asyncio.to_thread(outbox.save, self.state_dir, event, nats)
-        await self.bus.publish(event)
+        await outbox.publish(self.bus, event, self.state_dir, kept=not unsafe)
         # noted before the outbox copy goes: an agent killed between the two then publishes the kept log again
         # (the analyzer stores a run once), where the other order left nothing saying the run was done
         if not unsafe:

@@ -44,11 +44,11 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from nats.js.errors import APIError, NoStreamResponseError
+from nats.js.errors import NoStreamResponseError
 from podtax import events, subjects, templates
 from podtax.bus import Bus, TooBig, at_limit
 from podtax.buspipeline import gone
-from podtax.busrefusal import FILE_STORE_MAX_BYTES, FULL, SEALED, TOO_BIG, TOO_LARGE, lasting, too_large
+from podtax.busrefusal import lasting, lasting_text
 
 if TYPE_CHECKING:
     from podtax_runner.spool import Spool
@@ -88,21 +88,8 @@ async def answer(bus: Bus, event: events.Envelope, exc: Exception) -> Exception:
     """`exc` of a publish of `event`, as a Refusal naming the fix when it is one but no want of room (the module);
     else `exc` itself."""
     stream = subjects.STREAM
-    if isinstance(exc, APIError) and exc.err_code == TOO_BIG:
-        size = bus.wire_bytes(event)
-        return Refusal(f"it is {size:,} bytes with its NATS headers, above the events stream {stream}'s max_msg_size "
-                       f"({exc.description}, JetStream error {TOO_BIG}); raise that limit to {size:,} or more as a "
-                       f"NATS admin (`nats stream edit {stream} --max-msg-size <bytes>`, -1 for none: podtax sets "
-                       "none)")
-    if too_large(exc):
-        return Refusal(f"it is {bus.wire_bytes(event):,} bytes with its NATS headers, above the "
-                       f"{FILE_STORE_MAX_BYTES >> 20} MiB JetStream stores in one message of a file stream "
-                       f"({TOO_LARGE}, JetStream error {FULL}): no setting raises it, so NATS never takes this "
-                       "report: the run's test must print less (its parameters)")
-    if isinstance(exc, APIError) and exc.err_code == SEALED:
-        return Refusal(f"the events stream {stream} is sealed ({exc.description}, JetStream error {SEALED}): it takes "
-                       "nothing more, and cannot be unsealed; a NATS admin replaces it (delete it, then restart the "
-                       "runner, which makes it as it starts)")
+    if lasting(exc) and (why := lasting_text(exc, bus.wire_bytes(event), stream)) is not None:
+        return Refusal(why)
     if isinstance(exc, TooBig):  # its words name the host agent's output cap, which bounds no report of the runner
         return Refusal(f"it is {bus.wire_bytes(event):,} bytes with its NATS headers, above the server's max_payload "
                        f"of {bus.nc.max_payload:,}; raise max_payload in nats-server's configuration, then restart "
