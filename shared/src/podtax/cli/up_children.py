@@ -83,11 +83,14 @@ def supervise(children: list[Child], now: float) -> str | None:
             continue
         if child.proc and child.proc.poll() is not None:
             code = child.proc.returncode
+            # a child that refuses to go on says why last (a DuckDB file another process holds): the warning only
+            # said to see its log (hF, session 56); not for a stop (0) or a signal, after which the last line is older
+            said = f" ({why})" if code > 0 and (why := last_line(child.log)) else ""
             delay = child.policy.on_exit(now, child.started)
             if delay is None:
-                return (f"{child.name} exited with {code}: more than {child.policy.describe()}; "
+                return (f"{child.name} exited with {code}{said}: more than {child.policy.describe()}; "
                         f"see {child.log}. Stopping.")
-            warn(f"{child.name} exited with {code}; restarting in {delay:g} s (see {child.log})")
+            warn(f"{child.name} exited with {code}{said}; restarting in {delay:g} s (see {child.log})")
             child.due = now + delay
     return None
 
