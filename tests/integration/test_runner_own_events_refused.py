@@ -73,3 +73,28 @@ async def test_a_refusal_of_the_runners_own_events_is_said_once_and_shown_in_the
         assert "stalled" not in await Bus.kv_json(runner.kv, "campaign.own-refused")
     finally:
         await bus.close()
+
+
+@pytest.mark.parametrize("simulate", [False, True], ids=["host-request", "simulated-results"])
+async def test_a_sealed_stream_refusing_the_runners_own_events_is_said_with_its_fix(
+        simulate: bool, nats_url: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """JetStream's refusals that are no want of room (here: the events stream sealed, 10109) of a host run's request
+    (Bus.publish: a raw APIError) or of simulated results (publish_many: Unacked). Before, said as 'BadRequestError:
+    nats: BadRequestError: code=400 err_code=10109 description='invalid operation on sealed stream'' or 'JetStream
+    refused the events (invalid operation on sealed stream)': no fix named."""
+    monkeypatch.setattr(service, "clock", lambda: 1_000.0)  # every tick within the same minute
+    bus = await Bus.connect(nats_url, "test/runner")
+    try:
+        runner = await runner_of(bus, SPEC, runner_simulate=simulate)
+        info = await bus.js.stream_info(subjects.STREAM)
+        info.config.sealed = True
+        await bus.js.update_stream(info.config)
+        with caplog.at_level(logging.INFO):
+            for _ in range(5):
+                await runner.tick()
+    finally:
+        await bus.close()
+    said = [r.getMessage() for r in caplog.records if r.name == "podtax.runner" and r.levelno >= logging.ERROR]
+    assert len(said) == 1, said
+    assert f"the events stream {subjects.STREAM} is sealed (invalid operation on sealed stream, JetStream error " \
+        "10109): it takes nothing more, and cannot be unsealed; a NATS admin replaces it" in said[0], said

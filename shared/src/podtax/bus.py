@@ -46,7 +46,7 @@ from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where
 )
 from podtax.buspipeline import gone, pipelined, settle
 from podtax.busreach import NOT_NATS, probe, refused_hint, start_hint
-from podtax.busrefusal import FULL, LIMITS, RESOURCES, for_want_of_room, refusal_text  # noqa: F401 - re-exported
+from podtax.busrefusal import FULL, LIMITS, RESOURCES, for_want_of_room, lasting, refusal_text  # noqa: F401 - re-exported
 from podtax.busstreams import Streams
 from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
@@ -265,8 +265,8 @@ class Bus(Streams, Consumers):
             if not fut.done():  # only an ack not in yet is waited for, beside a refusal (gathering them all: +12% CPU)
                 await asyncio.wait((fut, refused), return_when=asyncio.FIRST_COMPLETED)
                 if not fut.done():
-                    why = refused.result()  # a refusal for another reason than room: no code, NATS away
-                    raise Unacked(refusal_text(why), why.err_code if for_want_of_room(why) else None)
+                    why = refused.result()  # 10077 'store is closed': no code, NATS away (busrefusal)
+                    raise Unacked(refusal_text(why), why.err_code if for_want_of_room(why) or lasting(why) else None)
             return fut.result()  # a publish JetStream refused raises here
 
         try:

@@ -39,23 +39,24 @@ def too_large(exc: BaseException) -> bool:
 def lasting(exc: BaseException) -> bool:
     """Whether `exc` is JetStream refusing a publish, for another reason than want of room, until an admin acts: the
     event above its stream's max_msg_size (TOO_BIG) or above what a file stream stores (TOO_LARGE), the stream
-    sealed (SEALED)."""
-    return isinstance(exc, APIError) and exc.err_code in (TOO_BIG, SEALED) or too_large(exc)
+    sealed (SEALED); raw, or as Bus's Unacked (its err_code)."""
+    return getattr(exc, "err_code", None) in (TOO_BIG, SEALED) or too_large(exc)
 
 
-def lasting_text(exc: BaseException, size: int, stream: str) -> str | None:
+def lasting_text(exc: BaseException, size: int | None, stream: str) -> str | None:
     """Why JetStream refuses, until an admin acts, a publish of `size` bytes (with its headers) to `stream`, and the
     fix, when `exc` is such a refusal but no want of room (lasting(): the runner's outbox, the host agent); else
-    None."""
+    None. `size` None: not known (an event of several)."""
+    it = "an event is" if size is None else f"it is {size:,} bytes with its NATS headers,"
     if too_large(exc):
-        return (f"it is {size:,} bytes with its NATS headers, above the {FILE_STORE_MAX_BYTES >> 20} MiB JetStream "
+        return (f"{it} above the {FILE_STORE_MAX_BYTES >> 20} MiB JetStream "
                 f"stores in one message of a file stream ({TOO_LARGE}, JetStream error {FULL}): no setting raises it, "
                 "so NATS never takes this report: the run's test must print less (its parameters)")
     if not isinstance(exc, APIError):
         return None
     if exc.err_code == TOO_BIG:
-        return (f"it is {size:,} bytes with its NATS headers, above the events stream {stream}'s max_msg_size "
-                f"({exc.description}, JetStream error {TOO_BIG}); raise that limit to {size:,} or more as a NATS "
+        return (f"{it} above the events stream {stream}'s max_msg_size ({exc.description}, JetStream error "
+                f"{TOO_BIG}); raise that limit to {'its size' if size is None else f'{size:,}'} or more as a NATS "
                 f"admin (`nats stream edit {stream} --max-msg-size <bytes>`, -1 for none: podtax sets none)")
     if exc.err_code == SEALED:
         return (f"the events stream {stream} is sealed ({exc.description}, JetStream error {SEALED}): it takes "
@@ -80,10 +81,8 @@ def refusal_text(exc: APIError | None, subject: str | None = None) -> str:
                 f"{exc.err_code}): its JetStream storage (max_file_store, or the disk under its store_dir) or the "
                 "account's limit is used up; free disk space or raise that limit in the NATS server's configuration "
                 "(a stream without a size limit, PODTAX_NATS_STREAM_MAX_BYTES=-1, grows until then)")
-    if exc is not None and exc.err_code == FULL and exc.description == TOO_LARGE:
-        return (f"JetStream refused the events: one is above the {FILE_STORE_MAX_BYTES >> 20} MiB a file stream "
-                f"stores in one message ({TOO_LARGE}, JetStream error {FULL}); no setting raises it: what publishes "
-                "it must send less (a host agent's PODTAX_AGENT_OUTPUT_CAP_BYTES below it)")
+    if exc is not None and (text := lasting_text(exc, None, "PODTAX")) is not None:
+        return f"JetStream refused the events: {text}"
     if exc is None or not for_want_of_room(exc):
         return f"JetStream refused the events ({exc.description if exc else 'no reason given'})"
     from podtax.config import Common

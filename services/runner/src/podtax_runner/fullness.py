@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from nats.js.kv import KeyValue
 from podtax import events, natsroom, subjects
 from podtax.bus import Bus
+from podtax.busrefusal import lasting_text
 
 log = logging.getLogger("podtax.runner")
 PROBE_EVERY_S = 5.0  # how often the runner looks at the stream's size, and at most at a node's subjects
@@ -188,11 +189,12 @@ class Room:
     def refused(self, exc: BaseException, where: Iterable[Where], what: str) -> None:
         """NATS refused the runner's events for these (campaign, node): noted for those campaigns, said once a
         minute per reason."""
-        why = f"NATS refuses the runner's events: {exc}"
+        text = lasting_text(exc, None, subjects.STREAM) or str(exc)  # a raw 10054 or 10109 named no fix
+        why = f"NATS refuses the runner's events: {text}"
         for w in where:
             self.refusals[w] = why
-        self.say(logging.ERROR, f"{what}: {type(exc).__name__}: {exc} (said again once a minute while NATS refuses "
-                 "them)", key=str(exc))
+        self.say(logging.ERROR, f"{what}: {type(exc).__name__}: {text} (said again once a minute while NATS refuses "
+                 "them)", key=text)
 
     def taken(self, where: Iterable[Where]) -> None:
         """NATS took the runner's events for these (campaign, node)."""
