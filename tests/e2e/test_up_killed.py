@@ -39,9 +39,11 @@ def test_the_children_of_a_killed_up_stop_and_up_starts_again(tmp_path: Path) ->
         return proc
 
     first = up(tmp_path / "ready1.json")
-    deadline = time.monotonic() + 60  # the scheduler started (its SIGTERM while the API server answers no more is
-    while "started: schedulerName" not in (tmp_path / "data/logs/scheduler.log").read_text():  # another matter)
-        assert time.monotonic() < deadline, "the scheduler did not start"
+    logs = tmp_path / "data" / "logs"
+    deadline = time.monotonic() + 60  # the services past their start: a runner whose reading of its state NATS
+    while ("started: schedulerName" not in (logs / "scheduler.log").read_text()  # leaves unanswered (it stops with
+           or "resumed " not in (logs / "runner.log").read_text()):  # up) ends in a traceback: another matter
+        assert time.monotonic() < deadline, "the scheduler and the runner did not start"
         time.sleep(0.2)
     kids = children_of(first.pid)
     first.kill()
@@ -60,6 +62,5 @@ def test_the_children_of_a_killed_up_stop_and_up_starts_again(tmp_path: Path) ->
         for pid in kids:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
-    logs = tmp_path / "data" / "logs"
     said = {log.name: log.read_text() for log in logs.glob("*.log")}
     assert not [name for name, text in said.items() if "Traceback" in text], said
