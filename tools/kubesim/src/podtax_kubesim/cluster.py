@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from podtax_kubesim import cluster_checks
 from podtax_kubesim.util import SIM_VERSION, SIMULATED_ANNOTATION, Obj, now
 
 DEFAULT_CLUSTER: Obj = {
@@ -69,6 +70,8 @@ def load(cluster: dict | Path | str | None) -> Obj:
         entries = data.get(key) or []
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             raise ValueError(f"{cluster}: '{key}' must be a list of mappings (e.g. '- name: node-1')")
+    if why := cluster_checks.problem(data, str(cluster)):
+        raise ValueError(why)
     check_resync(data, str(cluster))
     return data
 

@@ -1,0 +1,55 @@
+"""A cluster file of the wrong shape, through `podtax-kubesim --cluster`: one line naming the fix and exit 2 before it
+serves. Before (audit hU, session 56) a wrong type or a nameless node was a traceback once it had begun to serve
+(AttributeError, KeyError; two nodes of one name a 409 ApiError), and a negative count or `node:` for `nodes:` served
+a cluster without nodes without a word."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+KUBESIM = str(Path(sys.executable).with_name("podtax-kubesim"))
+
+CASES = [
+    # the file's text, a fragment of the one line
+    ("node:\n  - name: n1\n", "unknown key(s) node; a cluster file has apiVersion, kind, name, nodes,"),
+    ("nodes:\n  - arch: amd64\n", "nodes[0]: every node needs a name"),
+    ("nodes:\n  - name: 5\n", "nodes[0]: every node needs a name"),
+    ("nodes:\n  - name: n-{i}\n    count: abc\n", "nodes[0]: count must be a whole number of nodes (0 or more)"),
+    ("nodes:\n  - name: n-{i}\n    count: -3\n", "count must be a whole number of nodes (0 or more), got -3"),
+    ("nodes:\n  - name: n-{i}\n    count: 100000000\n", "more than 100,000 nodes"),
+    ("nodes:\n  - name: n\n    count: 2\n", "count 2 needs '{i}' in the name"),
+    ("nodes:\n  - name: n-{i}{j}\n    count: 2\n", "name 'n-{i}{j}' may hold '{i}' (the node's number) and no other braces"),
+    ("nodes:\n  - name: n1\n  - name: n1\n", "nodes[1]: a second node named 'n1'"),
+    ("nodes:\n  - name: Bad Name\n", "'Bad Name' is not a node name"),
+    ("nodes:\n  - name: n1\n    capacity: 4\n", "nodes[0]: 'capacity' must be a mapping, got 4"),
+    ("nodes:\n  - name: n1\n    labels: [a]\n", "'labels' must be a mapping"),
+    ("nodes:\n  - name: n1\n    taints: 5\n", "'taints' must be a list of mappings, got 5"),
+    ("nodes:\n  - name: n1\n    conditions: [{status: 'True'}]\n", "every condition needs a type"),
+    ("nodes:\n  - name: n1\n    arch: 7\n", "arch must be text"),
+    ("nodes:\n  - name: n1\nsimulation: 5\n", "'simulation' must be a mapping, got 5"),
+    ("nodes:\n  - name: n1\nprovisioner: [1]\n", "'provisioner' must be a mapping, got [1]"),
+    ("nodes:\n  - name: n1\nnamespaces: abc\n", "'namespaces' must be a list of names, got 'abc'"),
+]
+
+
+@pytest.mark.parametrize(("text", "says"), CASES, ids=[says.split(":")[0][:40] for _, says in CASES])
+def test_a_cluster_file_of_the_wrong_shape_is_one_line_and_exit_2(text: str, says: str, tmp_path: Path) -> None:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text)
+    proc = subprocess.run([KUBESIM, "--cluster", str(path), "--kubeconfig", str(tmp_path / "k.yaml")],
+                          capture_output=True, text=True, timeout=120)  # a hang guard: it served before
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith(f"podtax-kubesim: --cluster: {path}: ") and says in lines[0], lines[0]
+    assert not (tmp_path / "k.yaml").exists()  # refused before it wrote a kubeconfig
+
+
+def test_the_example_cluster_is_still_read() -> None:
+    from podtax_kubesim import cluster
+
+    assert len(cluster.load(Path(__file__).parents[2] / "examples" / "clusters" / "mixed.yaml")["nodes"]) == 5
