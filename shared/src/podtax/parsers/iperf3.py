@@ -57,6 +57,7 @@ from typing import Any
 
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, errors_flag
 from podtax.parsers.iperf3_flags import amount_bound, amount_flag, bitrate_flag, omit_flag, server_lag
+from podtax.parsers.iperf3_logs import past_debug, past_events
 
 TOOL = "iperf3"
 TEXT_ERROR = "iperf3: error - "  # how iperf3 without -J reports a failure
@@ -72,9 +73,6 @@ REPEATED = ("REPEATED: the log holds the same iperf3 report twice, byte for byte
 # `--bidir` on a loopback: 10,501 Mbit/s forward beside the reverse traffic, 18,679 one way (medians of 3)
 BIDIR_MISMATCH = ("PARAM_MISMATCH: bidir: iperf3 ran traffic both ways at once (--bidir); podtax's iperf3 runs one "
                   "direction, so throughput_mbps was measured beside the reverse traffic and is of another cell")
-# `-d -J`: iperf3's warning, and the label of the first object it sends the server; the report opens with `"start"`
-_DEBUG_MARKS = ("Debug output (-d)", "send_parameters:")
-_REPORT_OPEN = re.compile(r'^\{\s*"start":', re.M)
 # a bare `nan`, `-nan`, `inf` or `-inf` value (iperf3 before 3.1.3: `%g`), as JSON's NaN and Infinity
 _BARE = re.compile(r'(":[ \t]*)(-?)(nan|inf)(?=[ \t\r\n]*[,}\]])')
 # what a report holding such a value (before or after _load reads it) contains, as `system_info` never does
@@ -135,13 +133,7 @@ def _load(text: str) -> tuple[dict[str, Any], bool]:
             raise ParseFailure("unknown-format", "this is iperf3's text report (rounded to 3 digits): rerun "
                                                  "iperf3 with -J for the JSON report podtax reads")
         raise ParseFailure("unknown-format", "no iperf3 JSON report (was iperf3 run with -J?)")
-    start = _past_debug(text, start)
-    if text.find('"event":', start, start + 200) >= 0:  # `--json-stream`: one event per line, then (3.20+, with
-        full = _REPORT_OPEN.search(text, start)  # --json-stream-full-output) the -J report, which is read
-        if full is None:
-            raise ParseFailure("unknown-format", "this is iperf3's --json-stream output (one event per line): "
-                                                 "rerun iperf3 with -J for the report podtax reads")
-        start = full.start()
+    start = past_events(text, past_debug(text, start))  # -d's objects, --json-stream's events: passed over
     decoder = _DECODER if text.count('"sum_sent"') < 2 else _DUPLICATES  # --bidir before 3.11
     try:
         doc, end = decoder.raw_decode(text, start)
@@ -170,23 +162,6 @@ def _load(text: str) -> tuple[dict[str, Any], bool]:
                                                  "other JSON: rerun iperf3 with -J for the JSON report podtax reads")
         raise ParseFailure("unknown-format", "the JSON is not an iperf3 report (no `start` object)")
     return doc, twice
-
-
-def _past_debug(text: str, start: int) -> int:
-    """Where the report starts in a `-d -J` log (after the debug objects, which have no `start`), else `start`; a
-    log of several -d runs (their warning or `send_parameters:` again: a killed run, then another) is refused, and
-    one whose debug lines end with no report (killed during the run) is cut."""
-    if not any(text.find(mark, 0, start) >= 0 for mark in _DEBUG_MARKS):
-        return start
-    again = next((mark for mark in _DEBUG_MARKS if text.count(mark) > 1), None)
-    if again:
-        raise ParseFailure("unknown-format", f"this log holds several iperf3 -d runs (`{again}` printed "
-                                             f"{text.count(again)} times): split it, one run per log")
-    report = _REPORT_OPEN.search(text, start)
-    if report is None and text.find('"event":', start) < 0:  # not --json-stream (refused below)
-        raise ParseFailure("truncated", "the iperf3 -d log stops before its JSON report: the run was killed or "
-                                        "its output cut")
-    return report.start() if report else start
 
 
 def _as_json(m: re.Match[str]) -> str:
