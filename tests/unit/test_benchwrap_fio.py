@@ -3,6 +3,8 @@ fio starts, with the reason; fio's data file is deleted after every run."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,17 @@ def test_a_size_beyond_the_free_space_is_refused_before_fio_starts(tmp_path: Pat
     out, err = capfd.readouterr()
     assert "podtax-bench: refused: fio size 9999999T needs" in err and "lower size" in err
     assert "#podtax phase=after" in err and out == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_filename_in_a_folder_not_made_yet_is_checked_on_its_file_system(tmp_path: Path) -> None:
+    """fio makes a missing folder of --filename; the space check's statvfs of it was a traceback, exit 1 (hU, session
+    56). Now the nearest folder there is measured: the refusal as above, through the console script."""
+    bench = str(Path(sys.executable).with_name("podtax-bench"))
+    args = fio_args(tmp_path / "not" / "yet", "9999999T")
+    proc = subprocess.run([bench, *args], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == benchwrap.EXIT_NO_SPACE and "Traceback" not in proc.stderr, proc.stderr
+    assert "podtax-bench: refused: fio size 9999999T needs" in proc.stderr and f"but {tmp_path} has" in proc.stderr
     assert list(tmp_path.iterdir()) == []
 
 

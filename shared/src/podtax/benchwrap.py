@@ -156,11 +156,17 @@ def fio_space_problem(args: list[str]) -> str | None:
     if Path(args[0]).name != "fio" or not m or not filename:
         return None
     need = int(m.group(1)) * 1024 ** " KMGT".index(m.group(2) or " ")
-    usage = shutil.disk_usage(Path(filename).parent)
+    folder = Path(filename).absolute().parent
+    while not folder.exists() and folder != folder.parent:  # fio makes missing folders: their file system's space
+        folder = folder.parent  # statvfs of a folder not there was a traceback (hU, session 56)
+    try:
+        usage = shutil.disk_usage(folder)
+    except OSError:  # a file where a folder should be: fio says so itself
+        return None
     reserve = max(RESERVE_BYTES, usage.total // 20)
     if need <= usage.free - reserve:
         return None
-    return (f"fio size {size} needs {need:,} bytes but {Path(filename).parent} has {usage.free:,} bytes free, of "
+    return (f"fio size {size} needs {need:,} bytes but {folder} has {usage.free:,} bytes free, of "
             f"which {reserve:,} are kept in reserve; lower size or give the pod more scratch space")
 
 
