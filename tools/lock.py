@@ -63,7 +63,7 @@ def parse(text: str) -> dict[str, Entry]:
 
 
 def project_name(pkg_dir: Path) -> str:
-    return canonicalize_name(tomllib.loads((pkg_dir / "pyproject.toml").read_text())["project"]["name"])
+    return canonicalize_name(tomllib.loads(_read(pkg_dir / "pyproject.toml"))["project"]["name"])
 
 
 def problems(lock: dict[str, Entry], pkg_dirs: list[Path]) -> list[str]:
@@ -73,7 +73,7 @@ def problems(lock: dict[str, Entry], pkg_dirs: list[Path]) -> list[str]:
     from packaging.version import Version
 
     def project(pkg_dir: Path) -> tuple[str, list[Requirement]]:
-        data = tomllib.loads((pkg_dir / "pyproject.toml").read_text())["project"]
+        data = tomllib.loads(_read(pkg_dir / "pyproject.toml"))["project"]
         reqs = [Requirement(r) for r in data.get("dependencies", [])]
         for extra in data.get("optional-dependencies", {}).values():
             reqs += [Requirement(r) for r in extra]
@@ -110,20 +110,31 @@ def subset(lock: dict[str, Entry], roots: set[str], extras: set[str] = frozenset
     return [e for e in lock.values() if e.name in needed and e.name not in roots]
 
 
+def _read(path: Path) -> str:
+    """A file's text, or SystemExit(2) with one line naming it (a traceback before: hU, session 56)."""
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        print(f"lock.py: cannot read {path} ({why}): give the lock file (requirements.lock) and package folders "
+              "holding a pyproject.toml", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("check", "subset"):
         print("usage: lock.py check [LOCK] | lock.py subset LOCK PKG_DIR [PKG_DIR...]", file=sys.stderr)
         return 2
     if argv[0] == "check":
         lock_path = Path(argv[1]) if len(argv) > 1 else ROOT / "requirements.lock"
-        found = problems(parse(lock_path.read_text()), [ROOT / p for p in PACKAGES if (ROOT / p).is_dir()])
+        found = problems(parse(_read(lock_path)), [ROOT / p for p in PACKAGES if (ROOT / p).is_dir()])
         for p in found:
             print(p, file=sys.stderr)
         return 1 if found else 0
     if len(argv) < 3:
         print("usage: lock.py subset LOCK PKG_DIR [PKG_DIR...]", file=sys.stderr)
         return 2
-    lock = parse(Path(argv[1]).read_text())
+    lock = parse(_read(Path(argv[1])))
     roots = {project_name(Path(a)) for a in argv[2:] if Path(a).is_dir()}
     extras = {canonicalize_name(a) for a in argv[2:] if not Path(a).is_dir()}  # e.g. setuptools, to build
     missing = extras - lock.keys()

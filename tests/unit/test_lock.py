@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("podtax_lock", ROOT / "tools" / "lock.py")
 lock = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
@@ -75,6 +77,23 @@ def test_subset_command_prints_installable_lines(tmp_path: Path) -> None:
     pins = dict(re.findall(r"^([a-z0-9-]+)==(\S+)", out, re.M))
     assert {"kubernetes", "pydantic", "nats-py", "setuptools"} <= pins.keys()
     assert "pytest" not in pins and "scipy" not in pins and "duckdb" not in pins
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["check", "{tmp}/none.lock"], "cannot read {tmp}/none.lock (No such file or directory)"),
+    (["check", "{tmp}"], "cannot read {tmp} (Is a directory)"),
+    (["check", "{tmp}/latin1.lock"], "cannot read {tmp}/latin1.lock (not UTF-8 text)"),
+    (["subset", "{tmp}/none.lock", "shared"], "cannot read {tmp}/none.lock (No such file or directory)"),
+    (["subset", str(ROOT / "requirements.lock"), "{tmp}"], "cannot read {tmp}/pyproject.toml (No such file"),
+])
+def test_a_file_it_cannot_read_is_one_line_and_exit_2(argv: list[str], says: str, tmp_path: Path) -> None:
+    """Each was a traceback (FileNotFoundError, IsADirectoryError, UnicodeDecodeError), exit 1 (hU, session 56)."""
+    (tmp_path / "latin1.lock").write_bytes(b"caf\xe9==1.0\n")
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "lock.py"), *(a.format(tmp=tmp_path) for a in argv)],
+                          capture_output=True, text=True, timeout=120)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith("lock.py: " + says.format(tmp=tmp_path)), lines[0]
 
 
 def test_make_and_ci_install_from_the_lock() -> None:
