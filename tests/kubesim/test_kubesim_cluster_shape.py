@@ -64,3 +64,11 @@ def test_a_token_file_that_is_not_text_is_one_line_and_exit_2(tmp_path: Path) ->
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.strip().splitlines() == [
         f"podtax-kubesim: --token-file {token} is not text: give the file holding the API token (one line)"]
+
+
+def test_a_node_name_podtax_up_takes_is_taken() -> None:
+    """`podtax up --node my_node` writes its node into kubesim's cluster file: '_' is taken as PODTAX_AGENT_NODE takes
+    it (the first form of the check refused it, and `podtax up` with it)."""
+    from podtax_kubesim import cluster_checks
+
+    assert cluster_checks.problem({"nodes": [{"name": "my_node.lab-1"}]}, "f") is None

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 MAX_NODES = 100_000  # count: 100000000 held the emulator (and the memory) for ever
-_NODE_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")  # Kubernetes: a DNS subdomain
+_NODE_NAME = re.compile(r"[a-z0-9]([-a-z0-9_.]{0,251}[a-z0-9])?")  # as podtax up --node takes it
 _MAPPINGS = ("labels", "annotations", "capacity", "allocatable")
 _KEYS = ("apiVersion", "kind", "name", "nodes", "storageClasses", "namespaces", "simulation", "provisioner", "faults")
 
@@ -51,7 +51,7 @@ def problem(data: dict[str, Any], where: str) -> str | None:
             return f"{at}: arch must be text (amd64, arm64, ...), got {entry['arch']!r}"
         for node in names:
             if not _NODE_NAME.fullmatch(node):
-                return (f"{at}: {node!r} is not a node name (lowercase letters, digits, '-' and '.', starting and "
+                return (f"{at}: {node!r} is not a node name (lowercase letters, digits and '-_.', starting and "
                         "ending with a letter or digit, as Kubernetes names its nodes)")
             if node in seen:
                 return f"{at}: a second node named {node!r}: give each node its own name"
