@@ -6,24 +6,20 @@ Each figure read must be the one the report prints (`end.sum_received` / `sum_se
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from podtax.parsers import ParseFailure, parse_text
 
+from tests.parsers.iperf3_report import report_in
+
 CORPUS = Path(__file__).resolve().parents[1] / "corpus-net"
-
-
-def _report(name: str) -> dict:
-    text = (CORPUS / name).read_text(encoding="utf-8")
-    return json.JSONDecoder().raw_decode(text, text.index('{\n\t"start":'))[0]
 
 
 @pytest.mark.parametrize("name", ["iperf3-tcp-debug-b20M-1s.json", "iperf3-udp-debug-1s.json"])
 def test_a_debug_run_reads_its_report(name: str) -> None:
     parsed = parse_text((CORPUS / name).read_text(encoding="utf-8"), "iperf3")
-    end = _report(name)["end"]
+    end = report_in(CORPUS / name)["end"]
     values = parsed.values()
     assert values["throughput_mbps"] == end["sum_received"]["bits_per_second"] / 1e6
     assert values["sent_mbps"] == end["sum_sent"]["bits_per_second"] / 1e6
@@ -46,9 +42,10 @@ def test_a_debug_run_that_failed_gives_its_error() -> None:
 
 def test_two_reports_after_debug_lines_are_still_several() -> None:
     """Only the debug objects are passed over: a second report after the first is still refused (another run's: its
-    own cookie; the same report byte for byte is iperf3 3.17 printing it twice, test_iperf3_repeated.py)."""
+    own cookie; the same report byte for byte is what the `iperf 3.16+` builds of esnet/iperf#1688 print,
+    test_iperf3_repeated.py)."""
     text = (CORPUS / "iperf3-tcp-debug-b20M-1s.json").read_text(encoding="utf-8")
-    cookie = _report("iperf3-tcp-debug-b20M-1s.json")["start"]["cookie"]
+    cookie = report_in(CORPUS / "iperf3-tcp-debug-b20M-1s.json")["start"]["cookie"]
     report = text[text.index('{\n\t"start":'):].replace(cookie, cookie[::-1])
     with pytest.raises(ParseFailure, match="several iperf3 JSON reports"):
         parse_text(text + report, "iperf3")

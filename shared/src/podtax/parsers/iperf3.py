@@ -14,8 +14,10 @@ the params (a run, an import, or none: `podtax parse`), is a run bound by an amo
 echoed as `test_start.bytes` / `blocks` with `duration` 0) instead of a time: the template always passes `-t`, and
 a `-n 50M` run on a loopback is over in 16 ms, mostly TCP's start. So, too, is a run with `-O N` (`test_start.omit`):
 its sums leave out its first N seconds, which the template counts. Without params no param is compared.
-iperf3 3.17 may print its -J report twice (esnet/iperf#1688, #1716): a log that is one report and the same report
-again, byte for byte, is read as the one run it is, flagged REPEATED; two different reports are refused.
+iperf3's master builds between commits 9632f933 (2024-04-25) and fd96963e (2024-04-26, esnet/iperf#1688; in 3.17),
+which call themselves `iperf 3.16+`, print the -J report twice (a refused connection's three times): a log that is one
+report and further copies of it, byte for byte, is read as the one run it is, flagged REPEATED; two different reports
+are refused.
 A server's own report (`iperf3 -s -J`) is refused: it lacks the client's view. With `-d` (debug) the JSON objects
 the client exchanges with the server (`send_parameters:`, `send_results`, `get_results`) come first: passed over.
 
@@ -26,7 +28,8 @@ or iperf3 was stopped before the test ran), `server-busy` (the server runs anoth
 `fatal` (any other error iperf3 reports), `bad-argument` (a `parameter error` printed before the
 test, with the usage text, or an option getopt refused: `unrecognized option '--json-stream'` before 3.17).
 `--json-stream` output (3.17) is refused with the option to use, unless `--json-stream-full-output` (3.20) printed
-the -J report after the events: that report is read.
+the -J report after the events: that report is read, if the events are its own (one `start` event of its cookie, an
+`end` event of its `end`), else the log is refused as several reports (another run's events before it).
 
 Before 3.10 an iperf3 server counted its wait for the client's end-of-test message (control messages without
 TCP_NODELAY) into its own time, 40-60 ms: a forward run's `sum_received.seconds` 1.0505 s against the sender's 1.0009
@@ -57,7 +60,7 @@ from typing import Any
 
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, errors_flag
 from podtax.parsers.iperf3_flags import amount_bound, amount_flag, bitrate_flag, omit_flag, server_lag
-from podtax.parsers.iperf3_logs import past_debug, past_events
+from podtax.parsers.iperf3_logs import copies_only, events_match, past_debug, past_events
 
 TOOL = "iperf3"
 TEXT_ERROR = "iperf3: error - "  # how iperf3 without -J reports a failure
@@ -68,8 +71,8 @@ USAGE = "Usage: iperf3 ["  # the usage text iperf3 prints after getopt's refusal
 TEXT_MARKS = ("[ ID ] Interval", "[ ID] Interval           Transfer     Bitrate", "Connecting to host ",
               "Accepted connection from ")
 _DECODER = json.JSONDecoder()
-REPEATED = ("REPEATED: the log holds the same iperf3 report twice, byte for byte (iperf3 3.17 prints its -J report "
-            "twice: esnet/iperf#1688), read once")
+REPEATED = ("REPEATED: the log holds the same iperf3 report more than once, byte for byte (as iperf3 master builds "
+            "between 9632f933 and fd96963e, `iperf 3.16+`, print it: esnet/iperf#1688), read once")
 # `--bidir` on a loopback: 10,501 Mbit/s forward beside the reverse traffic, 18,679 one way (medians of 3)
 BIDIR_MISMATCH = ("PARAM_MISMATCH: bidir: iperf3 ran traffic both ways at once (--bidir); podtax's iperf3 runs one "
                   "direction, so throughput_mbps was measured beside the reverse traffic and is of another cell")
@@ -105,7 +108,7 @@ _ERRORS = (  # (substring of iperf3's error, reason, advice)
 
 
 def _load(text: str) -> tuple[dict[str, Any], bool]:
-    """The report, and whether the log holds it twice, byte for byte (iperf3 3.17's bug)."""
+    """The report, and whether the log holds it again, byte for byte (the `iperf 3.16+` builds of esnet/iperf#1688)."""
     bad = text.find("iperf3: parameter error - ")  # refused before any JSON, with the usage text
     if bad >= 0:
         raise ParseFailure("bad-argument", f"iperf3 rejected its arguments: {text[bad:].splitlines()[0][8:]}")
@@ -133,7 +136,8 @@ def _load(text: str) -> tuple[dict[str, Any], bool]:
             raise ParseFailure("unknown-format", "this is iperf3's text report (rounded to 3 digits): rerun "
                                                  "iperf3 with -J for the JSON report podtax reads")
         raise ParseFailure("unknown-format", "no iperf3 JSON report (was iperf3 run with -J?)")
-    start = past_events(text, past_debug(text, start))  # -d's objects, --json-stream's events: passed over
+    events = past_debug(text, start)  # -d's objects: passed over; so are --json-stream's events, the report's own
+    start = past_events(text, events)
     decoder = _DECODER if text.count('"sum_sent"') < 2 else _DUPLICATES  # --bidir before 3.11
     try:
         doc, end = decoder.raw_decode(text, start)
@@ -147,9 +151,8 @@ def _load(text: str) -> tuple[dict[str, Any], bool]:
         except (ValueError, RecursionError):
             raise damaged from None
         text = bare
-    twice = text.find('"start"', end) >= 0
-    if twice and text[end:].strip() != text[start:end].strip():  # two runs in one capture, neither is the answer
-        raise ParseFailure("unknown-format", "this log holds several iperf3 JSON reports; split it, one run per log")
+    events_match(text[events:start], doc)
+    twice = copies_only(text, start, end)
     if not isinstance(doc, dict) or not isinstance(doc.get("start"), dict):
         inner = next((key for key, value in doc.items() if isinstance(value, dict)
                       and isinstance(value.get("start"), dict) and "end" in value),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from podtax.parsers.base import ParseFailure
@@ -39,3 +40,44 @@ def past_events(text: str, start: int) -> int:
         raise ParseFailure("unknown-format", "this is iperf3's --json-stream output (one event per line): "
                                              "rerun iperf3 with -J for the report podtax reads")
     return full.start()
+
+
+def events_match(events: str, doc: object) -> None:
+    """Refuse a `--json-stream` log whose events (`events`, the text before the report) are not all the report's
+    own: one `start` event, its cookie the report's `start.cookie`, and the `end` event's data the report's `end`
+    (iperf_json_finish prints that event, then the report; equal in every real 3.21 capture). Another run's events
+    before a report are another run's figures: the log mixes runs."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("start"), dict):
+        return
+    found: dict[str, list[object]] = {"start": [], "end": []}
+    for line in events.splitlines():
+        kind = line[len('{"event":"'):line.find('"', len('{"event":"'))] if line.startswith('{"event":"') else ""
+        if kind in found:
+            try:
+                found[kind].append(json.loads(line).get("data"))
+            except (ValueError, RecursionError, AttributeError):
+                raise ParseFailure("truncated", f"iperf3's --json-stream `{kind}` event is damaged: "
+                                                f"{line[:80]}") from None
+    why = next((f"`{kind}` event printed {len(data)} times" for kind, data in found.items() if len(data) > 1), None)
+    start = found["start"][0] if found["start"] else None
+    if why is None and isinstance(start, dict) and start.get("cookie") != doc["start"].get("cookie"):
+        why = f"the start event's cookie {start.get('cookie')!r} is not the report's {doc['start'].get('cookie')!r}"
+    if why is None and found["end"] and found["end"][0] != doc.get("end"):
+        why = "the end event's figures are not the report's `end`"
+    if why:
+        raise ParseFailure("unknown-format", f"this log holds several iperf3 JSON reports (its --json-stream events "
+                                             f"are not all the report's: {why}); split it, one run per log")
+
+
+def copies_only(text: str, start: int, end: int) -> bool:
+    """Whether another report follows the one at text[start:end]; refused unless all that follows is further copies of
+    it, byte for byte (the master builds between 9632f933 and fd96963e print the report twice, a refused connection's
+    three times): two runs in one capture, neither is the answer."""
+    if text.find('"start"', end) < 0:
+        return False
+    one, rest, copies = text[start:end].strip(), text[end:].strip(), 0
+    while one and rest.startswith(one):
+        rest, copies = rest[len(one):].lstrip(), copies + 1
+    if rest or not copies:
+        raise ParseFailure("unknown-format", "this log holds several iperf3 JSON reports; split it, one run per log")
+    return True
