@@ -14,13 +14,13 @@ from datetime import datetime
 from nats.js.errors import KeyValueError
 from nats.js.kv import KeyValue
 from opentelemetry import trace
-from podtax import events, kvscan, metrics, subjects, telemetry, templates
+from podtax import events, metrics, subjects, telemetry, templates
 from podtax.bus import Bus, BusError, ConsumerSpec
 from podtax.busmessages import NATS_AWAY
 from podtax.config import RunnerSettings
 from podtax.natsagain import Stopped
 
-from podtax_runner import catchup, fullness, kept, outbox, simulate, spool
+from podtax_runner import catchup, fullness, kept, outbox, saved, simulate, spool
 from podtax_runner.controlplane.dispatch import EXECUTING_S, ControlPlaneExecutor
 from podtax_runner.handlers import Handlers
 from podtax_runner.kube import KubeExecutor
@@ -101,12 +101,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
         self.room.refused(exc, where, what % args)
 
     async def _values(self, pattern: str) -> list[tuple[str, bytes]]:
-        """(key, value) of every key matching `pattern` (a server-side filtered watch: one pass)."""
-        try:
-            found = await kvscan.entries(self.kv, pattern)
-        except TimeoutError as exc:
-            raise RuntimeError(str(exc)) from None
-        return [(k, v) for k, v in found if v]
+        return await saved.values(self.bus, self.kv, pattern)  # NATS restarting meanwhile waited for
 
     async def load(self) -> None:
         for _, value in await self._values("campaign.*"):
@@ -370,12 +365,16 @@ def request(run: events.RunSpec) -> events.RunRequestedV1:
 
 
 async def serve(settings: RunnerSettings, bus: Bus, stop: asyncio.Event) -> None:
-    kv = await bus.kv(subjects.RUNNER_BUCKET)
     executor = KubeExecutor.create(settings, bus) if settings.runner_kubernetes else None
-    runner = Runner(settings, bus, kv, executor)
-    if runner.spool is None:  # one line at start: what a restart loses without it
+    if not settings.runner_spool_dir:  # one line at start: what a restart loses without it
         log.warning(spool.UNSET)
-    await runner.load()
+    try:
+        runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), executor)
+        await runner.load()
+    except Exception as exc:  # NATS not answering: one line (saved.py)
+        if not nats_side(exc) or isinstance(exc, (BusError, Stopped)):
+            raise
+        raise saved.unanswered(exc, settings.nats_url, stop.is_set()) from None
     runner.caught_up = False
     if executor:
         for doc in await asyncio.to_thread(executor.nodes):
