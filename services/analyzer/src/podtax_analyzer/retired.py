@@ -35,8 +35,9 @@ FROM retired t {{where}} ORDER BY t.cluster, t.node
 
 
 # Per score (env, test, params_key, metric): the runs it would count but for the retirement (scores.ELIGIBLE).
+# count(*): (run_id, name) is unique in metrics (schema.sql); count(DISTINCT run_id) cost ~1.5x more.
 _BY_SCORE = f"""
-SELECT t.cluster, t.node, r.env, r.test, r.params_key, m.name, count(DISTINCT r.run_id)
+SELECT t.cluster, t.node, r.env, r.test, r.params_key, m.name, count(*)
 FROM retired t JOIN runs r ON r.cluster = t.cluster AND r.node = t.node JOIN metrics m ON m.run_id = r.run_id
 WHERE {ELIGIBLE} AND {RUN_TIME} < t.before_time {{where}}
 GROUP BY ALL ORDER BY ALL
