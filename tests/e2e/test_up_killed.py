@@ -1,8 +1,8 @@
 """`podtax up` killed (SIGKILL, the OOM killer): its children run in sessions of their own, and every one of them ran
 on (hF, session 56): nats-server holding the port and the JetStream store, the analyzer the DuckDB file; `podtax up`
 started again on the data dir was refused, '--nats-port N: 127.0.0.1:N is in use (by another program or another
-podtax up); choose another port'. Now each child is sent SIGTERM when `up` dies (parentdeath.py), stops as on `up`'s
-own SIGTERM, and `up` starts again on the same data dir and ports."""
+podtax up); choose another port'. Now each child is sent SIGTERM when `up` dies (parentdeath.py; all at once,
+nats-server included), and `up` starts again on the same data dir and ports."""
 
 from __future__ import annotations
 

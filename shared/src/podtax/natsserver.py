@@ -57,7 +57,8 @@ def start(store_dir: Path, port: int = 0, log_file: Path | None = None, timeout:
     """Start nats-server -js on 127.0.0.1:`port` (0 = a free port) and wait until it accepts clients.
     config: a nats-server configuration file read first (the flags here override it). own_session: out of the
     caller's process group, so a Ctrl-C in its terminal does not stop it before the services using it; it is sent
-    SIGTERM when the caller dies instead (parentdeath.py)."""
+    SIGTERM when the caller dies instead (parentdeath.py): call it from the main thread for that (the signal would
+    come when the starting thread ends; from another thread the server is not armed)."""
     port = port or free_port()
     store_dir.mkdir(parents=True, exist_ok=True)
     # the server writes through its own copy of the log's descriptor: ours is closed once it has it (it was left
