@@ -4,17 +4,18 @@ campaign-to-campaign comparison. All are read-only GETs; the CLI fetches them (`
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import IO, Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, Response, StreamingResponse
+from starlette.background import BackgroundTask
 
 from podtax_analyzer.campaign_compare import compare_campaigns
 from podtax_analyzer.compare_models import CampaignChange
 from podtax_analyzer.comparisons import UnknownCampaign, compare_campaign
-from podtax_analyzer.exports import export_zip
-from podtax_analyzer.html_report import render_html
+from podtax_analyzer.exports import chunks, zip_file
+from podtax_analyzer.html_report import html_file
 from podtax_analyzer.report_data import load_report_data
 
 router = APIRouter(tags=["report"])
@@ -37,10 +38,17 @@ def _attachment(filename: str) -> dict[str, str]:
     return {"Content-Disposition": f"attachment; filename*=UTF-8''{quote(filename, safe='')}"}
 
 
+def _streamed(made: tuple[IO[bytes], int], media_type: str, headers: dict[str, str] | None = None) -> Response:
+    """A response made in a temporary file (exports.spooled), sent a chunk at a time, then closed (so deleted)."""
+    out, size = made
+    return StreamingResponse(chunks(out), media_type=media_type, background=BackgroundTask(out.close),
+                             headers={**(headers or {}), "Content-Length": str(size)})
+
+
 @router.get("/report/{campaign}", response_class=HTMLResponse, summary="The campaign report as one HTML page")
 def html_report(request: Request, campaign: str, threshold: float = Threshold,
                 correction: Literal["holm", "bh"] = Correction,
-                compare: str | None = Query(None, description="Also compare with this (base) campaign.")) -> str:
+                compare: str | None = Query(None, description="Also compare with this (base) campaign.")) -> Response:
     con = request.app.state.store.cursor()
     try:
         data = load_report_data(con, campaign, threshold=threshold, correction=correction)
@@ -49,7 +57,7 @@ def html_report(request: Request, campaign: str, threshold: float = Threshold,
                   if compare else None)
     except UnknownCampaign as exc:
         raise _unknown(str(exc)) from None
-    return render_html(data, change)
+    return _streamed(html_file(data, change), "text/html")
 
 
 @router.get("/api/campaigns/{campaign}/export.xlsx", summary="The campaign as an Excel workbook",
@@ -75,8 +83,7 @@ def export_files(request: Request, campaign: str, format: Literal["csv", "parque
         report = compare_campaign(con, campaign, threshold=threshold, correction=correction)
     except UnknownCampaign:
         raise _unknown(campaign) from None
-    return Response(export_zip(con, report, format), media_type="application/zip",
-                    headers=_attachment(f"{campaign}-{format}.zip"))
+    return _streamed(zip_file(con, report, format), "application/zip", _attachment(f"{campaign}-{format}.zip"))
 
 
 @router.get("/api/compare", response_model=CampaignChange, summary="Did a cell's ratio change from BASE to NEW?")

@@ -2,7 +2,8 @@
 
 Tables: runs, metrics (of the campaign's runs), phases (when the database has per-object phase
 latencies) and comparisons (the comparison table, as the API returns it). Served as one zip at
-/api/campaigns/{c}/export.zip?format=csv|parquet; `podtax export` unpacks it into a folder.
+/api/campaigns/{c}/export.zip?format=csv|parquet (made in a temporary file and streamed: zip_file);
+`podtax export` unpacks it into a folder.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import math
 import re
 import tempfile
 import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import duckdb
 from duckdb.sqltypes import VARCHAR
@@ -161,12 +163,46 @@ def write_exports(con: duckdb.DuckDBPyConnection, report: CampaignReport, folder
     return out
 
 
-def export_zip(con: duckdb.DuckDBPyConnection, report: CampaignReport, fmt: Format) -> bytes:
-    """The same files in one zip (flat: no folders inside)."""
+SPOOL = 1 << 20  # a zip up to this size stays in memory; a larger one goes to a temporary file on disk
+CHUNK = 1 << 16  # the pieces the API sends a zip in
+
+
+def write_zip(con: duckdb.DuckDBPyConnection, report: CampaignReport, fmt: Format, out: IO[bytes]) -> None:
+    """The files of write_exports in one zip (flat: no folders inside), written into `out`."""
     with tempfile.TemporaryDirectory(prefix="podtax-export-") as tmp:
         paths = write_exports(con, report, Path(tmp), fmt)
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
             for p in paths:
                 zf.write(p, arcname=p.name)
+
+
+def export_zip(con: duckdb.DuckDBPyConnection, report: CampaignReport, fmt: Format) -> bytes:
+    """The zip of write_zip as bytes (all of it in memory: the API streams zip_file instead)."""
+    buf = io.BytesIO()
+    write_zip(con, report, fmt, buf)
     return buf.getvalue()
+
+
+def zip_file(con: duckdb.DuckDBPyConnection, report: CampaignReport, fmt: Format) -> tuple[IO[bytes], int]:
+    """The zip of write_zip in a temporary file (spooled) and its size. The API sends it in CHUNKs: a 1M-result
+    campaign's zip is 27 MB, which the response body held whole."""
+    return spooled(lambda out: write_zip(con, report, fmt, out))
+
+
+def spooled(write: Callable[[IO[bytes]], None]) -> tuple[IO[bytes], int]:
+    """What `write` writes, in a temporary file (in memory up to SPOOL bytes, then on disk) read from its start,
+    and its size. The caller closes it, which deletes it."""
+    out = tempfile.SpooledTemporaryFile(max_size=SPOOL, prefix="podtax-export-")  # noqa: SIM115
+    try:
+        write(out)
+        size = out.tell()
+        out.seek(0)
+    except BaseException:
+        out.close()
+        raise
+    return out, size
+
+
+def chunks(file: IO[bytes]) -> Iterator[bytes]:
+    """`file`'s bytes from where it is, CHUNK at a time."""
+    yield from iter(lambda: file.read(CHUNK), b"")
