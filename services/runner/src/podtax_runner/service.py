@@ -20,7 +20,7 @@ from podtax.busmessages import NATS_AWAY
 from podtax.config import RunnerSettings
 from podtax.natsagain import Stopped
 
-from podtax_runner import catchup, fullness, kept, outbox, saved, simulate, spool
+from podtax_runner import catchup, clockjump, fullness, kept, outbox, saved, simulate, spool
 from podtax_runner.controlplane.dispatch import EXECUTING_S, ControlPlaneExecutor
 from podtax_runner.handlers import Handlers
 from podtax_runner.kube import KubeExecutor
@@ -90,6 +90,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
         # (requests, simulated results, no-report failures), written in the state of the campaigns they were for
         # (Header.stalled) until NATS takes them again (fullness.py)
         self.room = fullness.Room(bus, kv, lambda: clock())
+        self.steps = clockjump.Steps()  # the wall clock stepping (NTP, a VM resumed) while runs are in flight
 
     def failed(self, exc: Exception, where: list[fullness.Where], what: str, *args: object) -> None:
         """logged(), but NATS refusing the runner's events for want of room (outbox.refused) is said once a minute
@@ -204,7 +205,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
         the lock is held: read before, a tick that waited behind a long save (15 s for a 100,000-run
         campaign on a slow VM) dated its runs that much in the past, and the next tick expired them all."""
         async with self.lock:
-            now = now or events.now()
+            now = now or self.steps.now(self.campaigns.values())  # a step of the wall clock moves deadlines
             active = sorted((c for c in self.campaigns.values() if not c.finished_at), key=lambda c: c.created_at)
             busy = {node for c in active for node in c.queues if c.in_flight(node)}
             # a control-plane run times the cluster's API, not its node: one at a time, runner-wide (an audit: a
