@@ -100,11 +100,15 @@ def test_a_later_retirement_of_a_node_replaces_its_earlier_one(tmp_path: Path) -
     ("n9", CHANGED, None, 404, "no run of node 'n9' is stored (the stored ones: n1, n2, n3): name the node as its "
                                "runs do (podtax results lists them); a node is retired once its runs are stored"),
     ("n11", CHANGED, None, 404, "no run of node 'n11' is stored (the closest stored: n1): name the node"),
-    ("n1", CHANGED, "other", 404, "no run of node 'n1' in cluster 'other' is stored (it has runs in cluster local)"),
+    ("n1", CHANGED, "other", 404, "no run of node 'n1' in cluster 'other' is stored (its runs are in cluster local): "
+                                  "give --cluster local"),
     ("n1", None, None, 422, "is in the future"),
     ("n1", START - timedelta(days=1), None, 422, "no run of node 'n1' (cluster local) started before 2026-11-01 "
                                                  "08:00:00 UTC (its first successful run started 2026-11-02 08:00:00 "
-                                                 "UTC): nothing to retire; give the time the node changed"),
+                                                 "UTC): nothing to retire; give the time the node changed, after its "
+                                                 "first run (podtax results lists its runs); if older runs are still "
+                                                 "to be stored (an import, a held outbox), retire once they are: by "
+                                                 "their start times the same runs are left out"),
 ])
 def test_a_retirement_refused_says_why(tmp_path: Path, node: str, before: datetime | None, cluster: str | None,
                                        status: int, said: str) -> None:

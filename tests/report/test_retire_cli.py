@@ -1,7 +1,8 @@
 """`podtax retire NODE --before DATE` (list: --list, undo: --undo) through the CLI's main(argv) against the analyzer's
 real app served on a free port with its bearer token, over a real DuckDB file; `podtax scores` then says on the node's
 row that it counts only its runs since DATE and how many older runs the user retired, when. Usage mistakes are one
-line and exit 2; an unknown node is one clear line and exit 1."""
+line and exit 2, and so are the analyzer's refusals of what the user typed (an unknown node or cluster, a date before
+every run of the node, a node in two clusters without --cluster, an --undo of a node with no retired runs)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from podtax import events
 from podtax.cli.main import main
 from podtax_analyzer import retired
@@ -98,9 +101,21 @@ def test_an_unknown_node_is_one_clear_line(analyzer: datetime, capsys: pytest.Ca
                    "(by their start times: retired later, the same runs are left out)\n"), err
     assert main(["retire", "n11", "--before", "2026-01-01"]) == 2
     assert "is stored (the closest stored: n1): name the node" in capsys.readouterr().err
-    assert main(["retire", "n9", "--undo"]) == 1
+    assert main(["retire", "n9", "--undo"]) == 2  # was exit 1, unlike POST's refusals
     err = " ".join(capsys.readouterr().err.split())
     assert "404 no runs of node 'n9' are retired" in err, err
+
+
+def test_a_wrong_cluster_names_the_nodes_own(analyzer: datetime, capsys: pytest.CaptureFixture) -> None:
+    """n1's runs are in cluster local: `--cluster east` says so and what to give, without the advice for a node whose
+    runs are still to come (before, 'a node is retired once its runs are stored' followed)."""
+    assert main(["retire", "n1", "--before", analyzer.isoformat(), "--cluster", "east"]) == 2
+    assert capsys.readouterr().err == ("error: POST /api/retired: 404 no run of node 'n1' in cluster 'east' is stored "
+                                       "(its runs are in cluster local): give --cluster local\n")
+    assert main(["retire", "n9", "--before", analyzer.isoformat(), "--cluster", "east"]) == 2
+    err = capsys.readouterr().err
+    assert "404 no run of node 'n9' in cluster 'east' is stored (cluster 'east' has no runs; the clusters with " \
+           "runs: local): name the node" in err, err
 
 
 def test_the_undo_hint_names_the_cluster_of_a_node_in_two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -121,8 +136,12 @@ def test_the_undo_hint_names_the_cluster_of_a_node_in_two(tmp_path: Path, monkey
         hint = capsys.readouterr().out
         assert main(["retire", "n1", "--before", changed, "--cluster", "east"]) == 0
         capsys.readouterr()
-        assert main(["retire", "n1", "--undo"]) == 1  # the hint's command without --cluster: refused
-        assert "422 node 'n1' has retired runs in clusters east, local" in " ".join(capsys.readouterr().err.split())
+        assert main(["retire", "n1", "--undo"]) == 2  # the hint's command without --cluster: refused (was exit 1)
+        assert capsys.readouterr().err == ("error: DELETE /api/retired: 422 node 'n1' has retired runs in clusters "
+                                           "east, local: say which (--cluster east or --cluster local)\n")
+        assert main(["retire", "n4", "--before", changed, "--cluster", "east"]) == 2  # east's nodes, not local's
+        err = capsys.readouterr().err
+        assert "404 no run of node 'n4' in cluster 'east' is stored (the stored ones: n1): name the node" in err, err
         assert hint.rstrip().endswith("`podtax retire n1 --undo --cluster local` counts them again"), hint
         assert main(["retire", "n1", "--undo", "--cluster", "local"]) == 0
         assert capsys.readouterr().out.startswith("node n1 (cluster local): every run counts again")
@@ -160,7 +179,8 @@ def test_a_date_before_every_run_of_the_node_retires_nothing_and_says_so(analyze
     assert err == (f"error: POST /api/retired: 422 no run of node 'n1' (cluster local) started before "
                    f"{first - timedelta(days=1):%Y-%m-%d %H:%M:%S} UTC (its first successful run started "
                    f"{first:%Y-%m-%d %H:%M:%S} UTC): nothing to retire; give the time the node changed, after its "
-                   "first run (podtax results lists its runs)\n"), err
+                   "first run (podtax results lists its runs); if older runs are still to be stored (an import, a "
+                   "held outbox), retire once they are: by their start times the same runs are left out\n"), err
     assert main(["retire", "--list"]) == 0
     assert capsys.readouterr().out == "no node has retired runs\n"
 
@@ -194,6 +214,47 @@ def test_scores_say_each_scores_own_retired_count(tmp_path: Path, monkeypatch: p
     assert out.err == ""
 
 
+def _without_scores(store: Store) -> FastAPI:
+    """An analyzer older than per-score counts: the real app, /api/retired as before them: GET gives the rows without
+    `scores`, POST writes a retirement of any date (none refused) and answers it without `scores`."""
+    app = create_app(store, TOKEN)
+    app.router.routes = [r for r in app.router.routes if getattr(r, "original_router", None) is not retired_router]
+    app.get("/api/retired")(lambda: [{k: v for k, v in r.items() if k != "scores"}
+                                     for r in retired.listed(store.cursor())])
+
+    @app.post("/api/retired")
+    def post(node: str, before: datetime, cluster: str = "local") -> dict[str, Any]:
+        with store.rescoring() as con:
+            con.execute("INSERT INTO retired VALUES (?, ?, ?, now())", [cluster, node, before])
+            return {k: v for k, v in retired.listed(con, cluster, node)[0].items() if k != "scores"}
+    return app
+
+
+def test_an_older_analyzer_retiring_nothing_is_said_with_its_undo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    """An analyzer older than the refusal of a date before every run of the node writes that retirement of no run:
+    said (it was written, and how to remove it), exit 2; before, 'its 0 runs ... count in no score', exit 0."""
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=3)
+    store = Store(tmp_path / "podtax.duckdb")
+    store.write_batch(history(start, start + timedelta(hours=1)))
+    with serve(_without_scores(store)) as url:
+        monkeypatch.setenv("PODTAX_API_URL", url)
+        monkeypatch.setenv("PODTAX_API_TOKEN", TOKEN)
+        early = start - timedelta(days=1)
+        assert main(["retire", "n1", "--before", early.isoformat()]) == 2
+        out = capsys.readouterr()
+        assert main(["retire", "n2", "--before", (start + timedelta(hours=1)).isoformat()]) == 0  # runs: as before
+        assert capsys.readouterr().out.startswith("node n2 (cluster local): its 6 runs started before ")
+        assert [(r["node"], r["runs"]) for r in retired.listed(store.cursor())] == [("n1", 0), ("n2", 6)]
+    store.close()
+    assert out.out == ""
+    assert out.err == ("error: POST /api/retired: no run of node n1 (cluster local) started before "
+                       f"{early:%Y-%m-%d %H:%M:%S} UTC, yet the analyzer at {url} (older than this podtax) stored "
+                       "this retirement of none: `podtax retire n1 --undo --cluster local` removes it; give the time "
+                       "the node changed, after its first run (podtax results lists its runs), and upgrade the "
+                       "analyzer to this podtax's version\n"), out.err
+
+
 def test_an_analyzer_without_per_score_counts_is_said_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture) -> None:
     """An analyzer whose GET /api/retired gives no `scores` (the real app, that route as before them: the rows
@@ -202,11 +263,7 @@ def test_an_analyzer_without_per_score_counts_is_said_once(tmp_path: Path, monke
     store = Store(tmp_path / "podtax.duckdb")
     store.write_batch(history(start, start + timedelta(hours=1)) + _n1_threads_2(start))
     retired.retire(store, "n1", start + timedelta(hours=1))
-    app = create_app(store, TOKEN)
-    app.router.routes = [r for r in app.router.routes if getattr(r, "original_router", None) is not retired_router]
-    app.get("/api/retired")(lambda: [{k: v for k, v in r.items() if k != "scores"}
-                                     for r in retired.listed(store.cursor())])
-    with serve(app) as url:
+    with serve(_without_scores(store)) as url:
         monkeypatch.setenv("PODTAX_API_URL", url)
         monkeypatch.setenv("PODTAX_API_TOKEN", TOKEN)
         assert main(["scores", "--test", "sysbench-cpu", "--json", "--placements", "0"]) == 0

@@ -129,7 +129,8 @@ def test_the_summarys_comparison_table_goes_on_in_numbered_sheets_with_every_row
 
 def test_a_matrix_taller_than_a_sheet_is_cut_and_says_so(tmp_path: Path) -> None:
     """4 matrix rows at a limit of 10: the matrix shows 2 of them (room for the table's title, header and a row),
-    says so, and the table holds every cell on "summary", "summary (2)", "summary (3)"."""
+    says so, and the table holds its 4 cells on "summary" and "summary (2)" (no third part), each sheet within 10
+    rows."""
     data = _data(tmp_path, ("events_per_sec", "latency_avg_ms", "latency_p95_ms", "total_time_s"))
     book = openpyxl.load_workbook(io.BytesIO(write_workbook(data, row_limit=10)))
     rows, parts = _table(book)

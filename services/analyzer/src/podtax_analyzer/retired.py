@@ -63,9 +63,15 @@ def listed(con: duckdb.DuckDBPyConnection, cluster: str | None = None, node: str
     return rows
 
 
-def _known(con: duckdb.DuckDBPyConnection, node: str) -> str:
-    """The stored nodes closest to `node`'s name (all of them when few), said after its refusal."""
-    nodes = [n for (n,) in con.execute("SELECT DISTINCT node FROM runs ORDER BY node").fetchall()]
+def _known(con: duckdb.DuckDBPyConnection, node: str, cluster: str | None) -> str:
+    """The stored nodes (of `cluster` when given) closest to `node`'s name (all of them when few), said after its
+    refusal; a `cluster` without runs names the clusters that have some."""
+    nodes = [n for (n,) in con.execute("SELECT DISTINCT node FROM runs WHERE cluster = coalesce(?, cluster) "
+                                       "ORDER BY node", [cluster]).fetchall()]
+    if cluster is not None and not nodes:
+        clusters = [c for (c,) in con.execute("SELECT DISTINCT cluster FROM runs ORDER BY cluster").fetchall()]
+        if clusters:
+            return f" (cluster {cluster!r} has no runs; the clusters with runs: {', '.join(clusters)})"
     close = difflib.get_close_matches(node, nodes, n=5, cutoff=0.6)
     if close:
         return f" (the closest stored: {', '.join(close)})"
@@ -74,21 +80,26 @@ def _known(con: duckdb.DuckDBPyConnection, node: str) -> str:
     return f" ({len(nodes):,} nodes have runs)" if nodes else " (no run is stored yet)"
 
 
+def _which(clusters: list[str]) -> str:
+    """The refusal's advice for a node in several clusters: '--cluster east or --cluster local'."""
+    return " or ".join(f"--cluster {c}" for c in clusters)
+
+
 def _cluster_of(con: duckdb.DuckDBPyConnection, node: str, cluster: str | None) -> str:
     """The cluster of `node`'s stored runs (`cluster` when given), else Refusal: no run of it, or several clusters."""
     clusters = [c for (c,) in con.execute("SELECT DISTINCT cluster FROM runs WHERE node = ? ORDER BY cluster",
                                           [node]).fetchall()]
     later = ("; a node is retired once its runs are stored (by their start times: retired later, the same runs are "
              "left out)")
-    if cluster is not None and cluster not in clusters:
-        where = f" (it has runs in cluster {', '.join(clusters)})" if clusters else _known(con, node)
-        raise Refusal(404, f"no run of node {node!r} in cluster {cluster!r} is stored{where}: name the node as its "
-                           f"runs do (podtax results lists them){later}")
+    if cluster is not None and clusters and cluster not in clusters:  # a wrong --cluster
+        raise Refusal(404, f"no run of node {node!r} in cluster {cluster!r} is stored (its runs are in cluster "
+                           f"{', '.join(clusters)}): give {_which(clusters)}")
     if not clusters:
-        raise Refusal(404, f"no run of node {node!r} is stored{_known(con, node)}: name the node as its runs do "
-                           f"(podtax results lists them){later}")
+        where = f" in cluster {cluster!r}" if cluster is not None else ""
+        raise Refusal(404, f"no run of node {node!r}{where} is stored{_known(con, node, cluster)}: name the node as "
+                           f"its runs do (podtax results lists them){later}")
     if cluster is None and len(clusters) > 1:
-        raise Refusal(422, f"node {node!r} has runs in clusters {', '.join(clusters)}: say which (cluster)")
+        raise Refusal(422, f"node {node!r} has runs in clusters {', '.join(clusters)}: say which ({_which(clusters)})")
     return cluster or clusters[0]
 
 
@@ -102,7 +113,8 @@ def retire(store: Store, node: str, before: datetime, cluster: str | None = None
            now: datetime | None = None) -> tuple[dict[str, Any], set[str]]:
     """Leave `node`'s runs started before `before` out of its scores (a time zone-less time is UTC). Returns the
     retirement (as `listed`) and the node's run ids (scores to publish again). Refusal: `before` in the future,
-    no run of the node stored, or its runs in several clusters and no `cluster`."""
+    no run of the node stored (naming the closest stored nodes), its runs in several clusters and no `cluster`, or
+    no successful run of it started before `before` (nothing to retire: naming its first)."""
     now = now or datetime.now(UTC)
     before = before if before.tzinfo else before.replace(tzinfo=UTC)
     if before > now:
@@ -118,7 +130,8 @@ def retire(store: Store, node: str, before: datetime, cluster: str | None = None
         raise Refusal(422, f"no run of node {node!r} (cluster {cluster}) started before "
                            f"{before.astimezone(UTC):%Y-%m-%d %H:%M:%S} "
                            f"UTC ({since}): nothing to retire; give the time the node changed, after its first run "
-                           "(podtax results lists its runs)")
+                           "(podtax results lists its runs); if older runs are still to be stored (an import, a held "
+                           "outbox), retire once they are: by their start times the same runs are left out")
     with store.rescoring() as con:
         con.execute("INSERT INTO retired VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
                     "before_time = excluded.before_time, retired_at = excluded.retired_at",
@@ -135,8 +148,9 @@ def undo(store: Store, node: str, cluster: str | None = None) -> tuple[dict[str,
         raise Refusal(404, f"no runs of node {node!r}{f' in cluster {cluster!r}' if cluster else ''} are retired "
                            "(podtax retire --list shows those that are)")
     if len(found) > 1:
-        raise Refusal(422, f"node {node!r} has retired runs in clusters {', '.join(r['cluster'] for r in found)}: "
-                           "say which (cluster)")
+        clusters = [r["cluster"] for r in found]
+        raise Refusal(422, f"node {node!r} has retired runs in clusters {', '.join(clusters)}: say which "
+                           f"({_which(clusters)})")
     gone = found[0]
     with store.rescoring() as con:
         con.execute("DELETE FROM retired WHERE cluster = ? AND node = ?", [gone["cluster"], node])

@@ -44,13 +44,14 @@ def _day(stamp: str) -> str:
 def _ask(params: dict[str, str | None], method: str) -> object:
     """/api/retired as `method`; an analyzer without the route (FastAPI's own 404 'Not Found', an analyzer older than
     `podtax retire`) is one line and exit 1 naming the upgrade; its refusals one line and exit 1, as results._get,
-    but a retirement's refusal of what the user typed (POST: no run of NODE stored, naming the closest stored; no run
-    of it started before DATE; DATE in the future; NODE in two clusters) one line and exit 2, a usage mistake."""
+    but a refusal of what the user typed (POST: no run of NODE stored, naming the closest stored; no run of it started
+    before DATE; DATE in the future; NODE in two clusters; DELETE: no retired runs of NODE; NODE retired in two
+    clusters) one line and exit 2, a usage mistake."""
     resp = ask(PATH, dict(params), method)
     if resp.status_code == 404 and detail(resp) == "Not Found":
         raise fail(f"{method} {PATH}: 404 Not Found: the analyzer at {api_url()} is older than `podtax retire` "
                    f"(it has no {PATH}): upgrade it to this podtax's version")
-    if method == "POST" and resp.status_code in (404, 422) and isinstance(detail(resp), str):
+    if method in ("POST", "DELETE") and resp.status_code in (404, 422) and isinstance(detail(resp), str):
         raise fail(f"{method} {PATH}: {resp.status_code} {printable(detail(resp))}", 2)
     return answer(resp, method, PATH)
 
@@ -89,6 +90,18 @@ def retired_said(score: dict[str, Any], retired: dict[tuple[str, str], dict[str,
             f"stored; {_runs(r['runs'])} of the node's, every test)")
 
 
+def _nothing_retired(row: Any) -> None:
+    """An analyzer older than its refusal of a DATE before every run of NODE (its answer lacks `scores`) wrote a
+    retirement of no run (a typo, the wrong year): said, with how to remove it, exit 2."""
+    if not isinstance(row, dict) or "scores" in row or row.get("runs") != 0:
+        return
+    node, cluster = printable(str(row.get("node"))), printable(str(row.get("cluster")))
+    raise fail(f"POST {PATH}: no run of node {node} (cluster {cluster}) started before {_day(str(row.get('before')))}"
+               f", yet the analyzer at {api_url()} (older than this podtax) stored this retirement of none: "
+               f"`podtax retire {node} --undo --cluster {cluster}` removes it; give the time the node changed, after "
+               "its first run (podtax results lists its runs), and upgrade the analyzer to this podtax's version", 2)
+
+
 def retire(
     node: Annotated[str | None, typer.Argument(help="The node, as its runs name it.", callback=node_name,
                                                show_default=False)] = None,
@@ -119,6 +132,7 @@ def retire(
     else:
         assert at is not None
         rows = [_ask({"node": node, "cluster": cluster, "before": at.isoformat()}, "POST")]
+        _nothing_retired(rows[0])
     assert isinstance(rows, list)
     if as_json:
         print(json.dumps(rows, indent=1))
