@@ -16,8 +16,8 @@ SAID = ("podtax-analyzer: PODTAX_ANALYZER_DB: cannot open F: another process hol
         "analyzer may use a file; stop it, or name another file (podtax up: another --data-dir)")
 
 
-def exited(tmp_path: Path, code: int) -> Child:
-    child = Child("analyzer", [sys.executable, "-c", f"import sys; print({SAID!r}, file=sys.stderr); sys.exit({code})"],
+def exited(tmp_path: Path, code: int, said: str = SAID) -> Child:
+    child = Child("analyzer", [sys.executable, "-c", f"import sys; print({said!r}, file=sys.stderr); sys.exit({code})"],
                   dict(os.environ), tmp_path / "analyzer.log")
     child.start()
     assert child.proc is not None
@@ -38,3 +38,18 @@ def test_a_stopped_child_is_not_given_its_last_line_as_a_reason(tmp_path: Path,
     child = exited(tmp_path, 0)
     assert supervise([child], time.monotonic()) is None
     assert capsys.readouterr().err.startswith("warning: analyzer exited with 0; restarting in ")
+
+
+def test_a_run_that_said_nothing_is_not_given_the_previous_runs_line(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "analyzer.log").write_text(f"{SAID}\n")  # an earlier run's (the log is appended to across runs)
+    child = exited(tmp_path, 1, said="")
+    assert supervise([child], time.monotonic()) is None
+    assert capsys.readouterr().err.startswith("warning: analyzer exited with 1; restarting in ")  # was (SAID)
+
+
+def test_a_very_long_last_line_is_cut(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    child = exited(tmp_path, 2, said="x" * 5000)
+    assert supervise([child], time.monotonic()) is None
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"warning: analyzer exited with 2 ({'x' * 300}…); restarting in "), err[:400]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from podtax import natsserver
 from podtax.cli.common import fail, warn
+from podtax.event_payloads import printable, printable_cut
 from podtax.parentdeath import sigterm_with
 from podtax.supervise import RestartPolicy
 
@@ -34,8 +35,10 @@ class Child:
     started: float = field(default=0.0)
     policy: RestartPolicy = field(default_factory=RestartPolicy)
     due: float | None = None  # when a crashed child is started again (after its backoff)
+    log_start: int = 0  # the log's size when this run of the child started (logs are appended to across runs)
 
     def start(self) -> None:
+        self.log_start = log_size(self.log)
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(self.argv, env=self.env, stdout=out, stderr=subprocess.STDOUT,
                                          start_new_session=True, preexec_fn=sigterm_with(os.getpid()))  # noqa: PLW1509
@@ -59,6 +62,7 @@ class NatsChild(Child):
 
     def start(self) -> None:
         assert self.server is not None
+        self.log_start = log_size(self.log)
         self.server = natsserver.start(self.server.store_dir, self.server.port, log_file=self.log,
                                        config=self.server.config, own_session=self.server.own_session)
         self.proc = self.server.proc
@@ -85,7 +89,7 @@ def supervise(children: list[Child], now: float) -> str | None:
             code = child.proc.returncode
             # a child that refuses to go on says why last (a DuckDB file another process holds): the warning only
             # said to see its log (hF, session 56); not for a stop (0) or a signal, after which the last line is older
-            said = f" ({why})" if code > 0 and (why := last_line(child.log)) else ""
+            said = f" ({why})" if code > 0 and (why := last_line(child.log, child.log_start)) else ""
             delay = child.policy.on_exit(now, child.started)
             if delay is None:
                 return (f"{child.name} exited with {code}{said}: more than {child.policy.describe()}; "
@@ -108,19 +112,31 @@ def check_port(option: str, port: int, host: str = "127.0.0.1") -> None:
             raise fail(f"{option} {port}: {host}:{port} {why}; choose another port", 2) from None
 
 
-def last_line(log: Path) -> str:
-    """The last non-empty line of a child's log (a service that refuses to start says why there, last)."""
+REASON_CHARS = 300  # a child's last line quoted as a reason is cut to this, with '…' (as offline.cannot_read cuts)
+
+
+def log_size(log: Path) -> int:
+    try:
+        return log.stat().st_size
+    except OSError:
+        return 0
+
+
+def last_line(log: Path, since: int = 0) -> str:
+    """The last non-empty line of a child's log written after byte `since` (where its present run began: the log
+    is appended to, and a run that said nothing was given the previous run's line, rF session 56), made printable
+    and cut to REASON_CHARS with '…' (a 4,178-character warning was printed whole)."""
     try:
         with open(log, "rb") as f:
-            f.seek(max(0, f.seek(0, os.SEEK_END) - 4096))
+            f.seek(max(since, f.seek(0, os.SEEK_END) - 65536))
             lines = f.read().decode(errors="replace").splitlines()
     except OSError:
         return ""
     line = next((line.strip() for line in reversed(lines) if line.strip()), "")
     if line.startswith("{"):  # a JSON log record (PODTAX_LOG_FORMAT=json): its message
         with contextlib.suppress(ValueError, TypeError, KeyError):
-            return str(json.loads(line)["msg"])
-    return line
+            line = str(json.loads(line)["msg"])
+    return printable(line) if len(printable(line)) <= REASON_CHARS else printable_cut(line, REASON_CHARS) + "…"
 
 
 def wait_started(api_url: str, children: list[Child], timeout: float) -> tuple[str, int] | None:
@@ -138,10 +154,11 @@ def wait_started(api_url: str, children: list[Child], timeout: float) -> tuple[s
     while time.monotonic() < deadline:
         for child in children:
             if child.proc and child.proc.poll() == 2:
-                return f"{child.name} did not start: {last_line(child.log)} (see {child.log})", 2
+                return f"{child.name} did not start: {last_line(child.log, child.log_start)} (see {child.log})", 2
             if child.name == "analyzer" and child.proc and (code := child.proc.poll()) is not None:
                 # nothing restarts it here (an unreachable PODTAX_NATS_URL: exit 3), so its API will not answer
-                return f"the analyzer exited with {code} while starting: {last_line(child.log)} ({see})", 1
+                said = last_line(child.log, child.log_start)
+                return f"the analyzer exited with {code} while starting: {said} ({see})", 1
         try:
             resp = httpx.get(f"{api_url}/healthz", timeout=1)
             if resp.status_code == 200:
