@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,9 +18,10 @@ from podtax import config, natsserver, subjects
 from podtax.bus import Bus
 from podtax_runner.service import Runner
 
+from tests.faults.drill import RunnerProcess
 from tests.integration.harness import wait_for
 from tests.integration.test_runner_faults import planned_runner
-from tests.paused import asked_during_restart, kill_nats, thread_states
+from tests.paused import asked_during_restart, kill_nats, pause
 
 
 async def _saved_campaign(url: str, more: int = 0) -> None:
@@ -66,36 +65,30 @@ async def _reading_paused(server: natsserver.NatsServer, tmp_path: Path, sigterm
     status and log."""
     await _saved_campaign(server.url, more=20)  # the runner's start still reading when the pause takes hold
     watcher = await Bus.connect(server.url, "test/watcher")
-    log = tmp_path / "runner.log"
+    reached = asyncio.Event()
 
-    async def seen(msg: Msg) -> None:  # paused at once: the runner has several reads to make after this one
-        if "KV_podtax_runner" in msg.subject and server.proc.poll() is None:
+    async def seen(msg: Msg) -> None:  # SIGSTOP at once: the runner has several reads to make after this one
+        if "KV_podtax_runner" in msg.subject and not reached.is_set():
             os.kill(server.proc.pid, signal.SIGSTOP)
+            reached.set()
 
     await watcher.nc.subscribe("$JS.API.CONSUMER.>", cb=seen)
     await watcher.nc.flush()
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}, "PODTAX_NATS_URL": server.url,
-           "PODTAX_HEALTH_PORT": "0", "PODTAX_LOG_FORMAT": "text", "PODTAX_RUNNER_KUBERNETES": "false"}
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "podtax_runner"], env=env, stdout=out, stderr=subprocess.STDOUT)
+    runner = RunnerProcess(server.url, tmp_path / "runner.log", PODTAX_HEALTH_PORT="0")
+    runner.start()
+    assert runner.proc is not None
+    proc = runner.proc
     try:
-        await wait_for(lambda: _stopped(server.proc.pid) or proc.poll() is not None, 60,
-                       "nats-server paused during the runner's start")
+        await wait_for(lambda: reached.is_set() or proc.poll() is not None, 60, "the runner's first read")
+        await asyncio.to_thread(pause, server.proc.pid)  # every thread of nats-server stopped
         await watcher.close()
         if sigterm:
             proc.send_signal(signal.SIGTERM)
         await wait_for(lambda: proc.poll() is not None, 120, "the runner to stop")
-        return proc.wait(), log.read_text()
+        return proc.wait(), runner.log.read_text()
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        runner.kill()
         kill_nats(server)
-
-
-def _stopped(pid: int) -> bool:
-    states = thread_states(pid)
-    return bool(states) and all(s in "tT" for s in states)
 
 
 def test_nats_not_answering_while_the_runner_reads_its_state_is_one_line_exit_3(
