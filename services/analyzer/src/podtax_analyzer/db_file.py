@@ -49,7 +49,8 @@ def wal_why(text: str) -> str | None:
     wal, cause = found[1], found[2].split(". ")[0].strip().rstrip(".")[:200]  # DuckDB's first sentence
     if "WAL does not match database file" in cause or "checkpoint iteration does not match" in cause:
         return (f"its WAL {wal} is not this file's ({cause}): a file put back from a backup, or copied without "
-                f"its own WAL, beside the WAL of the one it replaced; move {wal} away and the file opens as it is")
+                f"its own WAL, beside the WAL of the one it replaced; move {wal} away (keep it: with the file it "
+                "belongs to, it holds what was stored after that file's last checkpoint) and the file opens as it is")
     return (f"its WAL {wal} is damaged ({cause}): restore the file and its WAL from a backup; or move {wal} away "
             "(keep it) and the file opens as at its last checkpoint, without what was stored after it")
 
