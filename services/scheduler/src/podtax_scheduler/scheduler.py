@@ -89,6 +89,7 @@ class Scheduler:
         self.pod_informer = Informer(watch_kube, "pods", self._pods_synced, self._pod_event)
         self.ns_informer = Informer(watch_kube, "namespaces", self._namespaces_synced, self._namespace_event)
         self._stop = threading.Event()
+        self._life = threading.Lock()  # start's last check of _stop and what it starts, against stop()
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------ which pods are ours
@@ -346,15 +347,17 @@ class Scheduler:
                     return
                 if time.monotonic() >= deadline:
                     raise TimeoutError(unsynced(inf.kind, sync_timeout_s, inf.failure))
-        if self._stop.is_set():
-            return
-        self.recorder.start()
-        self.elector.start()
-        self._thread = threading.Thread(target=self._loop, name="scheduling-loop", daemon=True)
-        self._thread.start()
+        with self._life:  # a stop() between the check and the starts left the recorder and elector running (rF)
+            if self._stop.is_set():
+                return
+            self.recorder.start()
+            self.elector.start()
+            self._thread = threading.Thread(target=self._loop, name="scheduling-loop", daemon=True)
+            self._thread.start()
 
     def stop(self) -> None:
-        self._stop.set()
+        with self._life:
+            self._stop.set()
         self.queue.close()
         if self._thread is not None:
             self._thread.join(timeout=10)

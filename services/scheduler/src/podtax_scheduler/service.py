@@ -221,11 +221,12 @@ async def serve(settings: SchedulerConfig, stop: asyncio.Event,
         stopping = asyncio.ensure_future(stop.wait())
         await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
         stopping.cancel()
-        if not starting.done():
+        if stop.is_set():  # also one that came as the sync timeout ended: a stop, exit 0, not that failure (rF)
             log.info("stopping while the informers wait for the API server")
             await asyncio.to_thread(scheduler.stop)
             scheduler = None
-            await starting
+            with contextlib.suppress(TimeoutError):
+                await starting
             return
         await starting  # its TimeoutError, if the API server never answered
         if settings.health_port:  # /healthz, /readyz (NATS connected) and /metrics, as every podtax service
