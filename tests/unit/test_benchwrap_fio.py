@@ -48,8 +48,18 @@ def test_the_data_file_is_deleted_after_success_and_failure(tmp_path: Path, capf
     assert list(tmp_path.iterdir()) == []
 
 
-def test_other_tools_are_left_alone(tmp_path: Path) -> None:
-    assert benchwrap.fio_space_problem(["sysbench", "--size=9999999T", f"--filename={tmp_path}/x"]) is None
+LEFT_TO_FIO = [
+    # the arguments (tmp: the test's folder, holding the file 'afile'), all left to the tool without a space check
+    ["sysbench", "--size=9999999T", "--filename={tmp}/x"],  # other tools are left alone
+    # a file where a folder should be: fio says so itself; the check measured the file's file system (fxU, session 56)
+    ["fio", "--size=9999999T", "--filename={tmp}/afile/x/f"],
+]
+
+
+@pytest.mark.parametrize("args", LEFT_TO_FIO, ids=["other-tool", "file-as-folder"])
+def test_what_is_no_fio_run_on_a_folder_is_left_to_the_tool(args: list[str], tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    assert benchwrap.fio_space_problem([a.format(tmp=tmp_path) for a in args]) is None
 
 
 def test_the_parser_reports_the_refusal_as_the_run_failure(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:

@@ -159,9 +159,11 @@ def fio_space_problem(args: list[str]) -> str | None:
     folder = Path(filename).absolute().parent
     while not folder.exists() and folder != folder.parent:  # fio makes missing folders: their file system's space
         folder = folder.parent  # statvfs of a folder not there was a traceback (hU, session 56)
+    if not folder.is_dir():  # a file where a folder should be: fio says so itself (statvfs measured the file's)
+        return None
     try:
         usage = shutil.disk_usage(folder)
-    except OSError:  # a file where a folder should be: fio says so itself
+    except OSError:  # a folder it may not search: fio says so itself
         return None
     reserve = max(RESERVE_BYTES, usage.total // 20)
     if need <= usage.free - reserve:
