@@ -55,15 +55,28 @@ def test_the_example_cluster_is_still_read() -> None:
     assert len(cluster.load(Path(__file__).parents[2] / "examples" / "clusters" / "mixed.yaml")["nodes"]) == 5
 
 
-def test_a_token_file_that_is_not_text_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    """--token-file naming a binary file: exit 1, "'utf-8' codec can't decode byte 0xa4 ..." before (hU, session 56)."""
-    token = tmp_path / "token.bin"
-    token.write_bytes(b"\xa4\x00\xff")
+TOKEN_FILES = [
+    # the file (None: a binary file in the test's folder), the one line after "podtax-kubesim: --token-file F "
+    # a binary file: exit 1, "'utf-8' codec can't decode byte 0xa4 ..." before (hU, session 56)
+    (None, "is not text: give the file holding the API token (one line)"),
+    # a regular file whose read fails (as an unreadable one does, which root reads all the same): a traceback ending
+    # in "OSError: [Errno 5] Input/output error" before (fxU, session 56)
+    ("/proc/self/mem", "cannot be read (Input/output error): give the file holding the API token"),
+]
+
+
+@pytest.mark.parametrize(("given", "says"), TOKEN_FILES, ids=["binary", "read-fails"])
+def test_a_token_file_that_cannot_be_read_as_text_is_one_line_and_exit_2(given: str | None, says: str,
+                                                                          tmp_path: Path) -> None:
+    token = Path(given) if given else tmp_path / "token.bin"
+    if given is None:
+        token.write_bytes(b"\xa4\x00\xff")
+    elif not token.is_file():
+        pytest.skip(f"no {given} here")
     proc = subprocess.run([KUBESIM, "--token-file", str(token), "--kubeconfig", str(tmp_path / "k.yaml")],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
-    assert proc.stderr.strip().splitlines() == [
-        f"podtax-kubesim: --token-file {token} is not text: give the file holding the API token (one line)"]
+    assert proc.stderr.strip().splitlines() == [f"podtax-kubesim: --token-file {token} {says}"]
 
 
 def test_a_node_name_podtax_up_takes_is_taken() -> None:

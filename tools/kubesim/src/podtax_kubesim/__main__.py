@@ -95,6 +95,9 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
             args.token_file.read_text()
         except UnicodeDecodeError:
             return f"--token-file {args.token_file} is not text: give the file holding the API token (one line)"
+        except OSError as exc:  # a PermissionError was a traceback (fxU, session 56)
+            return (f"--token-file {args.token_file} cannot be read ({exc.strerror}): give the file holding the "
+                    "API token")
     if args.workdir is not None and args.workdir.exists() and not args.workdir.is_dir():  # pods failed later
         return f"--workdir {args.workdir} exists and is not a folder: name a folder (it is made when missing)"
     out = args.kubeconfig
