@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from podtax import events
+from podtax import events, templates
 from pydantic import BaseModel, Field
 
 Status = Literal["planned", "dispatched", "done", "failed", "cancelled"]
@@ -65,3 +65,11 @@ class Header(BaseModel):
                                  "is held by the runner until NATS takes it (NATS refusing it: the stream full).")
     stalled: str | None = Field(None, description="Why NATS refuses the runner's own events (run requests, simulated "
                                 "results, no-report failures: the stream full), while it does.")
+
+
+def cell_key(run: events.RunSpec) -> str:
+    return f"{run.node}|{run.test}|{templates.params_key(run.params)}"
+
+
+def dump(model: BaseModel) -> bytes:
+    return model.model_dump_json(exclude_defaults=True).encode()

@@ -24,20 +24,11 @@ from typing import Any
 
 from podtax import events, templates
 from podtax.campaign import STORED, Campaign
-from pydantic import BaseModel
 
-from podtax_runner import plan
-from podtax_runner.documents import STATUSES, TERMINAL, CellState, Header, NodeProgress, RunState, Status
+from podtax_runner import documents, plan
+from podtax_runner.documents import STATUSES, TERMINAL, CellState, Header, NodeProgress, RunState, Status, cell_key
 
 REPORT_GRACE_S = 60.0  # beyond the run's own timeout, for scheduling, image pulls and the bus
-
-
-def cell_key(run: events.RunSpec) -> str:
-    return f"{run.node}|{run.test}|{templates.params_key(run.params)}"
-
-
-def _dump(model: BaseModel) -> bytes:
-    return model.model_dump_json(exclude_defaults=True).encode()
 
 
 class CampaignState:
@@ -187,12 +178,12 @@ class CampaignState:
 
     def dirty_documents(self) -> list[tuple[str, bytes]]:
         """KV (key, value) pairs that changed since :meth:`clear_dirty`: runs and cells first, header last."""
-        docs = [(f"run.{self.name}.{rid}", _dump(self.runs[rid])) for rid in sorted(self._dirty_runs)]
+        docs = [(f"run.{self.name}.{rid}", documents.dump(self.runs[rid])) for rid in sorted(self._dirty_runs)]
         for key in sorted(self._dirty_cells):
             cell = CellState(key=key, reps=self.reps[key], settled=key in self.settled_cells,
                              last_stats=self.last_stats.get(key))
-            docs.append((self.cell_doc_key(key), _dump(cell)))
-        docs.append((f"campaign.{self.name}", _dump(self.header)))
+            docs.append((self.cell_doc_key(key), documents.dump(cell)))
+        docs.append((f"campaign.{self.name}", documents.dump(self.header)))
         return docs
 
     def clear_dirty(self) -> None:
@@ -200,7 +191,7 @@ class CampaignState:
         self._dirty_cells.clear()
 
     def header_json(self) -> dict[str, Any]:
-        return json.loads(_dump(self.header))
+        return json.loads(documents.dump(self.header))
 
     # ---------------------------------------------------------------- queries
 
