@@ -34,6 +34,34 @@ CASES: dict[str, tuple[Callable[[StreamConfig], None], str, Callable[[StreamConf
 }
 
 
+async def stored(bus: Bus) -> int:
+    """Logs the events stream holds (a plain subscriber sees a refused one too)."""
+    info = await bus.js.stream_info(subjects.STREAM, subjects_filter=f"{subjects.RUN_LOG}.>")
+    return sum((info.state.subjects or {}).values())
+
+
+async def restrict(bus: Bus, change: Callable[[StreamConfig], None]) -> None:
+    info = await bus.js.stream_info(subjects.STREAM)
+    change(info.config)
+    await bus.js.update_stream(info.config)
+
+
+async def refused_while_running(bus: Bus, agent: ServedAgent, executed: list[str], caplog: pytest.LogCaptureFixture,
+                                impose: Callable[[StreamConfig], None]) -> logging.LogRecord:
+    """The agent served, run r-1 requested, the events stream restricted by `impose` while it runs: the refusal's
+    record once said."""
+    await bus.ensure_streams()
+    agent.serve()
+    await wait_for(lambda: "host facts published" in caplog.text, 60, "the agent started")
+    run = _run("r-1").model_copy(update={"params": {"max_prime": 20000, "events": 2000, "threads": 1}})
+    await bus.publish(events.run_requested(run, "podtax/runner"))  # a run of about a second
+    await wait_for(lambda: executed == ["r-1"], 60, "the benchmark started")
+    await restrict(bus, impose)  # while it runs: its log is refused
+    failed = await wait_for(lambda: [r for r in caplog.records if "NATS refuses the log of run r-1" in r.getMessage()],
+                            120, "the refusal said")
+    return failed[0]
+
+
 @pytest.mark.parametrize("case", list(CASES))
 async def test_a_refused_log_is_kept_said_with_its_fix_and_published_once_lifted(
         case: str, served_agent: tuple[Bus, ServedAgent, Any], tmp_path: Path, executed: list[str],
@@ -41,40 +69,43 @@ async def test_a_refused_log_is_kept_said_with_its_fix_and_published_once_lifted
     impose, says, lift = CASES[case]
     caplog.set_level(logging.INFO, logger="podtax")
     bus, agent, _ = served_agent
-
-    async def stored() -> int:  # logs the events stream holds (a plain subscriber sees a refused one too)
-        info = await bus.js.stream_info(subjects.STREAM, subjects_filter=f"{subjects.RUN_LOG}.>")
-        return sum((info.state.subjects or {}).values())
-
-    await bus.ensure_streams()
-    agent.serve()
     try:
-        await wait_for(lambda: "host facts published" in caplog.text, 60, "the agent started")
-        run = _run("r-1").model_copy(update={"params": {"max_prime": 20000, "events": 2000, "threads": 1}})
-        await bus.publish(events.run_requested(run, "podtax/runner"))  # a run of about a second
-        await wait_for(lambda: executed == ["r-1"], 60, "the benchmark started")
-        info = await bus.js.stream_info(subjects.STREAM)
-        impose(info.config)  # while it runs: its log is refused
-        await bus.js.update_stream(info.config)
-        failed = await wait_for(lambda: [r for r in caplog.records
-                                         if "NATS refuses the log of run r-1" in r.getMessage()], 120,
-                                "the refusal said")
-        line = failed[0].getMessage()
+        failed = await refused_while_running(bus, agent, executed, caplog, impose)
+        line = failed.getMessage()
         assert says in line, line
         kept = outbox._path(tmp_path / "state", "r-1")  # served_agent's state directory
-        assert f"its log is kept in {kept}, published when its request is delivered again or when the agent " \
-            "starts" in line, line
-        assert failed[0].exc_info is None, "said with a traceback"
-        assert executed == ["r-1"] and outbox.kept(tmp_path / "state") == ["r-1"] and await stored() == 0
+        assert f"its log is kept in {kept} and published once NATS takes it (tried again every 10 s)" in line, line
+        assert failed.exc_info is None, "said with a traceback"
+        assert executed == ["r-1"] and outbox.kept(tmp_path / "state") == ["r-1"] and await stored(bus) == 0
         if lift is None:
             return
-        info = await bus.js.stream_info(subjects.STREAM)
-        lift(info.config)
-        await bus.js.update_stream(info.config)
+        await restrict(bus, lift)
         await agent.stopped(errors_ok=True)
         await agent.serve_replayed(bus)  # the agent restarted, its request given again
         await wait_for(lambda: outbox.kept(tmp_path / "state") == [], 120, "the kept log published")
-        assert await stored() == 1
+        assert await stored(bus) == 1
         assert executed == ["r-1"], "measured again"
+    finally:
+        await agent.stopped(errors_ok=True)
+
+
+async def test_a_kept_log_whose_request_was_dead_lettered_goes_once_nats_takes_it_without_a_restart(
+        served_agent: tuple[Bus, ServedAgent, Any], tmp_path: Path, executed: list[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The request retried, then dead-lettered while the stream is full: its kept log was published only by the
+    agent's next start, which in a deployment never comes (the runner expired the run and it was measured again).
+    Now the agent tries its kept logs again every outbox.RETRY_S, and says it once when one goes."""
+    caplog.set_level(logging.INFO, logger="podtax")
+    bus, agent, _ = served_agent
+    try:
+        await refused_while_running(bus, agent, executed, caplog, CASES["max_bytes"][0])
+        await wait_for(lambda: "dead-lettered podtax.run.requested.host.n1" in caplog.text, 120, "dead-lettered")
+        assert outbox.kept(tmp_path / "state") == ["r-1"] and await stored(bus) == 0
+        await restrict(bus, CASES["max_bytes"][2])  # lifted, the agent still serving
+        await wait_for(lambda: outbox.kept(tmp_path / "state") == [], 120, "the kept log published")
+        assert await stored(bus) == 1 and executed == ["r-1"]
+        went = [r.getMessage() for r in caplog.records if "published the kept log of run r-1" in r.getMessage()]
+        assert went == ["kept-log retry: published the kept log of run r-1"], went
+        assert agent.task is not None and not agent.task.done()
     finally:
         await agent.stopped(errors_ok=True)

@@ -4,7 +4,8 @@ A benchmark can run for many minutes; when NATS is down at the moment its log is
 request is redelivered later and, without this, the benchmark ran again and the first measurement
 was lost. The log is written here (atomically, one file per run) before it is published and removed
 once JetStream acked it; a redelivered request whose log is here publishes it instead of running,
-and an agent that starts publishes what an earlier one left.
+an agent that starts publishes what an earlier one left, and
+while any is kept the agent tries it again every RETRY_S (keptlogs.py: its request may have been dead-lettered).
 
 A file names the NATS it was measured under (guard: the events stream's identity, on a first line before the event;
 a file without it, an older agent's, is judged by its mtime): after a NATS reset a new campaign may take an old one's
@@ -35,6 +36,7 @@ FOLDER = "outbox"
 ASIDE = ".earlier-nats"  # the suffix of a log set aside, kept under another NATS
 UNVERIFIED = ".unknown-nats"  # the suffix of a log set aside, its request back while the events stream was unknown
 BAD = ".bad"  # the suffix of a kept file that does not decode
+RETRY_S = 10.0  # how often the kept logs are tried again while any is kept (keptlogs.retry_loop)
 SLACK_BYTES = 4 << 20  # a kept file is read up to the agent's output cap and this (JSON, the event around the output)
 
 
@@ -63,8 +65,8 @@ async def publish(bus: Bus, event: events.RawLogV1, state_dir: Path, kept: bool)
         elif not lasting(exc) or (why := lasting_text(exc, bus.wire_bytes(event), subjects.STREAM)) is None:
             raise
         run_id = event.data.run.run_id
-        then = (f"its log is kept in {_path(state_dir, run_id)}, published when its request is delivered again or "
-                "when the agent starts (restart it once NATS is fixed)" if kept else
+        then = (f"its log is kept in {_path(state_dir, run_id)} and published once NATS takes it (tried again every "
+                f"{RETRY_S:g} s)" if kept else
                 "its log is not kept (the state directory is unsafe): the run is measured again if its request comes "
                 "again")
         raise NatsLost(f"NATS refuses the log of run {run_id}: {why}; {then}") from None

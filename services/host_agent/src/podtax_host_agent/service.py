@@ -25,7 +25,7 @@ from podtax.bus import Bus, BusError, ConsumerSpec, NatsLost, Permanent
 from podtax.config import HostAgentSettings
 from podtax.natsagain import Stopped, again_if_reconnected
 
-from podtax_host_agent import facts, guard, measured, outbox, owndir
+from podtax_host_agent import facts, guard, keptlogs, measured, outbox, owndir
 from podtax_host_agent.clock import check_clock
 from podtax_host_agent.execute import (
     device_problem,
@@ -329,27 +329,8 @@ class Agent(NatsIdentity):
             del self.done[next(iter(self.done))]
 
     async def flush_outbox(self, when: str = "start-up") -> None:
-        """Publish the logs an earlier agent measured but could not publish (their requests may never
-        come back: max_deliver). A failure leaves them for the next start or redelivery; the events stream unknown
-        (a log kept under another NATS is not told from this one's), they wait until it is known (learn_stream); the
-        state directory unsafe, none is read (another user may have put it there)."""
-        if why := self.state_dir_problem():
-            log.error("%s: the kept logs are not published: %s", when, why)
-            return
-        if not self.stream and (left := outbox.kept(self.state_dir)):
-            log.warning("%s: %d kept log(s) not published: the events stream is unknown, they may have been measured "
-                        "under another NATS; published once it is known", when, len(left))
-            self.outbox_waits = True
-            return
-        for run_id in outbox.kept(self.state_dir):
-            if (kept := outbox.load(self.state_dir, run_id, self.settings.agent_output_cap_bytes)) is None:
-                continue
-            try:
-                await self.report(kept)
-            except Exception as exc:  # noqa: BLE001 - kept for the next try; the agent must still start
-                log.error("%s: the kept log of run %s is still not published (%s); kept", when, run_id, exc)
-            else:
-                log.warning("%s: published the kept log of run %s", when, run_id)
+        """Publish the logs kept in the outbox (keptlogs.flush)."""
+        await keptlogs.flush(self, when)
 
     async def facts_loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -372,7 +353,7 @@ async def serve(settings: HostAgentSettings, bus: Bus, stop: asyncio.Event) -> N
     await agent.refresh_facts()
     await agent.flush_outbox()
     await agent.take_waiting_cancellations(cancels, stop)  # before any run request: none of them starts to be killed
-    tasks = [asyncio.create_task(agent.facts_loop(stop)),
+    tasks = [asyncio.create_task(agent.facts_loop(stop)), asyncio.create_task(keptlogs.retry_loop(agent, stop)),
              asyncio.create_task(bus.consume(agent.cancels_consumer(), agent.on_cancel, stop, sub=cancels)),
              asyncio.create_task(bus.consume(agent.consumer(), agent.handle, stop))]
     try:
