@@ -21,10 +21,14 @@ CASES = [
     ("nodes:\n  - name: n-{i}\n    count: abc\n", "nodes[0]: count must be a whole number of nodes (0 or more)"),
     ("nodes:\n  - name: n-{i}\n    count: -3\n", "count must be a whole number of nodes (0 or more), got -3"),
     ("nodes:\n  - name: n-{i}\n    count: 100000000\n", "more than 100,000 nodes"),
-    ("nodes:\n  - name: n\n    count: 2\n", "count 2 needs '{i}' in the name"),
-    ("nodes:\n  - name: n-{i}{j}\n    count: 2\n", "name 'n-{i}{j}' may hold '{i}' (the node's number) and no"),
+    ("nodes:\n  - name: n\n    count: 2\n", "count 2 needs '{i}' (or '{i:03d}') in the name"),
+    ("nodes:\n  - name: n-{i.x}\n    count: 2\n", "count 2 needs '{i}' (or '{i:03d}') in the name"),
+    ("nodes:\n  - name: n-{i}{j}\n    count: 2\n", "name 'n-{i}{j}' may hold '{i}' or '{i:03d}' (the node's number)"),
+    # an AttributeError's traceback before (fxU, session 56)
+    ("nodes:\n  - name: n-{i}-{i.x}\n    count: 2\n", "name 'n-{i}-{i.x}' may hold '{i}' or '{i:03d}'"),
     ("nodes:\n  - name: n1\n  - name: n1\n", "nodes[1]: a second node named 'n1'"),
     ("nodes:\n  - name: Bad Name\n", "'Bad Name' is not a node name"),
+    ("nodes:\n  - name: -n\n", "as `podtax up --node` takes them (Kubernetes itself takes no '_'))"),
     ("nodes:\n  - name: n1\n    capacity: 4\n", "nodes[0]: 'capacity' must be a mapping, got 4"),
     ("nodes:\n  - name: n1\n    labels: [a]\n", "'labels' must be a mapping"),
     ("nodes:\n  - name: n1\n    taints: 5\n", "'taints' must be a list of mappings, got 5"),
@@ -79,9 +83,20 @@ def test_a_token_file_that_cannot_be_read_as_text_is_one_line_and_exit_2(given: 
     assert proc.stderr.strip().splitlines() == [f"podtax-kubesim: --token-file {token} {says}"]
 
 
-def test_a_node_name_podtax_up_takes_is_taken() -> None:
-    """`podtax up --node my_node` writes its node into kubesim's cluster file: '_' is taken as PODTAX_AGENT_NODE takes
-    it (the first form of the check refused it, and `podtax up` with it)."""
-    from podtax_kubesim import cluster_checks
+TAKEN = [
+    # a cluster file's nodes, the names kubesim serves
+    # `podtax up --node my_node` writes its node into kubesim's cluster file: '_' is taken as PODTAX_AGENT_NODE takes
+    # it (the first form of the check refused it, and `podtax up` with it)
+    ([{"name": "my_node.lab-1"}], ["my_node.lab-1"]),
+    # zero-padded numbers, as str.format fills them in: "count 2 needs '{i}' in the name" before (fxU, session 56)
+    ([{"name": "worker-{i:03d}", "count": 2}], ["worker-000", "worker-001"]),
+    ([{"name": "worker-{i:03d}"}], ["worker-000"]),  # count 1: '{i:03d}' as '{i}' (it served no node before)
+]
 
-    assert cluster_checks.problem({"nodes": [{"name": "my_node.lab-1"}]}, "f") is None
+
+@pytest.mark.parametrize(("nodes", "names"), TAKEN, ids=["underscore", "padded", "padded-one"])
+def test_a_node_name_podtax_up_takes_is_taken(nodes: list[dict[str, object]], names: list[str]) -> None:
+    from podtax_kubesim import cluster, cluster_checks
+
+    assert cluster_checks.problem({"nodes": nodes}, "f") is None
+    assert [n["name"] for n in cluster.expand_nodes({"nodes": nodes})] == names

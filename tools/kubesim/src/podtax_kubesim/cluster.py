@@ -106,7 +106,8 @@ def expand_nodes(cluster: Obj) -> list[Obj]:
         count = int(entry.get("count", 1))
         for i in range(count):
             item = dict(entry)
-            item["name"] = entry["name"].format(i=i) if count > 1 or "{i}" in entry["name"] else entry["name"]
+            numbered = count > 1 or cluster_checks.numbered(entry["name"])  # '{i:03d}' as '{i}'
+            item["name"] = entry["name"].format(i=i) if numbered else entry["name"]
             out.append(item)
     return out
 

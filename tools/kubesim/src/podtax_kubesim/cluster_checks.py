@@ -5,12 +5,21 @@ negative count or a misspelt `nodes:` served an empty cluster without a word (au
 from __future__ import annotations
 
 import re
+import string
 from typing import Any
 
 MAX_NODES = 100_000  # count: 100000000 held the emulator (and the memory) for ever
 _NODE_NAME = re.compile(r"[a-z0-9]([-a-z0-9_.]{0,251}[a-z0-9])?")  # as podtax up --node takes it
 _MAPPINGS = ("labels", "annotations", "capacity", "allocatable")
 _KEYS = ("apiVersion", "kind", "name", "nodes", "storageClasses", "namespaces", "simulation", "provisioner", "faults")
+
+
+def numbered(name: str) -> bool:
+    """Whether a node name holds the node's number, '{i}' or formatted ('{i:03d}'), as expand_nodes fills it in."""
+    try:
+        return any(field == "i" for _, field, _, _ in string.Formatter().parse(name))
+    except ValueError:  # an unmatched brace: no number field
+        return False
 
 
 def problem(data: dict[str, Any], where: str) -> str | None:
@@ -31,13 +40,14 @@ def problem(data: dict[str, Any], where: str) -> str | None:
             return f"{at}: every node needs a name (text, e.g. 'name: worker-1')"
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             return f"{at}: count must be a whole number of nodes (0 or more), got {count!r}"
-        if count > 1 and "{i}" not in name:
-            return f"{at}: count {count} needs '{{i}}' in the name (e.g. 'name: worker-{{i}}'): one name each"
+        if count > 1 and not numbered(name):  # 'worker-{i:03d}' was refused (fxU, session 56)
+            return (f"{at}: count {count} needs '{{i}}' (or '{{i:03d}}') in the name (e.g. 'name: worker-{{i}}'): "
+                    "one name each")
         try:
-            names = [name.format(i=n) if count > 1 or "{i}" in name else name
+            names = [name.format(i=n) if count > 1 or numbered(name) else name
                      for n in range(min(count, MAX_NODES + 1))]
-        except (KeyError, IndexError, ValueError):
-            return f"{at}: name {name!r} may hold '{{i}}' (the node's number) and no other braces"
+        except (KeyError, IndexError, ValueError, AttributeError, TypeError):  # '{i.x}': an AttributeError
+            return f"{at}: name {name!r} may hold '{{i}}' or '{{i:03d}}' (the node's number) and no other braces"
         for key in _MAPPINGS:
             if entry.get(key) is not None and not isinstance(entry[key], dict):
                 return f"{at}: '{key}' must be a mapping, got {entry[key]!r}"
@@ -52,7 +62,8 @@ def problem(data: dict[str, Any], where: str) -> str | None:
         for node in names:
             if not _NODE_NAME.fullmatch(node):
                 return (f"{at}: {node!r} is not a node name (lowercase letters, digits and '-_.', starting and "
-                        "ending with a letter or digit, as Kubernetes names its nodes)")
+                        "ending with a letter or digit, as `podtax up --node` takes them (Kubernetes itself "
+                        "takes no '_'))")
             if node in seen:
                 return f"{at}: a second node named {node!r}: give each node its own name"
             seen.add(node)
