@@ -90,7 +90,7 @@ TAKEN = [
     ([{"name": "my_node.lab-1"}], ["my_node.lab-1"]),
     # zero-padded numbers, as str.format fills them in: "count 2 needs '{i}' in the name" before (fxU, session 56)
     ([{"name": "worker-{i:03d}", "count": 2}], ["worker-000", "worker-001"]),
-    ([{"name": "worker-{i:03d}"}], ["worker-000"]),  # count 1: '{i:03d}' as '{i}' (it served no node before)
+    ([{"name": "worker-{i:03d}"}], ["worker-000"]),  # count 1: '{i:03d}' as '{i}' (refused as no node name before)
 ]
 
 
