@@ -69,14 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=int, default=1_000_000)
     ap.add_argument("--cells", type=int, default=20_000)
-    ap.add_argument("--quick", action="store_true", help="200,000 results over 4,000 cells")
+    ap.add_argument("--quick", action="store_true", help="100,000 results over 2,000 cells")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(child(Path(args.child[0]), args.child[1]))
         return 0
     if args.quick:
-        args.results, args.cells = 200_000, 4_000
+        args.results, args.cells = 100_000, 2_000
     from bench_comparisons import build
 
     sizes: dict[str, int] = {}

@@ -160,21 +160,22 @@ def _cell_detail(data: ReportData, c: CellComparison) -> str:
             + '<p class="note"><a href="#matrix">back to the matrix</a></p></div>')
 
 
-def _timelines(data: ReportData) -> str:
+def _timelines(data: ReportData) -> Iterator[str]:
+    """The runs-over-time section in pieces, one a cell's plot (every run of it)."""
     cells = headline_cells(data.report.cells)
-    out = []
+    first = True
     for node in sorted({data.where(c) for c in cells}):
-        if out:
-            out.append("</div>")
-        out.append(f'<h3 id="time-{_e(node)}">{_e(node)}</h3><div class="grid">')
+        yield f'{"" if first else "</div>"}<h3 id="time-{_e(node)}">{_e(node)}</h3><div class="grid">'
+        first = False
         for c in (c for c in cells if data.where(c) == node):
             pair = data.envs(c)
             runs = data.runs.get(c.id, [])
             series = [(side_label(env, pair), [(r.started_at, r.value) for r in runs if r.env == env])
                       for env in pair if env]
-            out.append(f'<figure><figcaption class="note">{_e(_key(data, c.test, c.params))} · {_e(c.metric)}'
-                       f"</figcaption>{time_plot(series, c.unit)}</figure>")
-    return "".join(out) + ("</div>" if out else "")
+            yield (f'<figure><figcaption class="note">{_e(_key(data, c.test, c.params))} · {_e(c.metric)}'
+                   f"</figcaption>{time_plot(series, c.unit)}</figure>")
+    if not first:
+        yield "</div>"
 
 
 def _phase_key(where: str, test: str, params: str, phase: str) -> tuple[str, str, str, int]:
@@ -332,7 +333,6 @@ def html_parts(data: ReportData, change: CampaignChange | None = None) -> Iterat
         'the black bar is the side\'s median.</p>',
     ]
     after = [
-        '<h2 id="time">Runs over time, per node</h2>', _timelines(data),
         '<h2 id="phases">Control-plane phases</h2>', _phases(data),
         '<h2 id="placements">Scheduler placements</h2>',
         _table(["when", "namespace", "pod", "node", "test", "score", "candidates", "message"], places,
@@ -357,4 +357,6 @@ def html_parts(data: ReportData, change: CampaignChange | None = None) -> Iterat
                     f"<title>podtax report: {_e(rep.campaign)}</title><style>{CSS}</style></head><body>"
                     + "".join(sections))
     yield from (printable(_cell_detail(data, c)) for c in primary)
+    yield printable('<h2 id="time">Runs over time, per node</h2>')
+    yield from (printable(part) for part in _timelines(data))
     yield printable("".join(after) + "</body></html>")
