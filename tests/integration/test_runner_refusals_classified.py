@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 from nats.js.api import StreamConfig
+from nats.js.errors import APIError, ServiceUnavailableError
 from podtax import events, natsserver, subjects
-from podtax.bus import Bus
+from podtax.bus import Bus, Unacked, at_limit, refusal_text
+from podtax.busrefusal import FULL, STORE_CLOSED, lasting
 from podtax_runner import outbox
 
 from tests.integration.harness import nats_with_max_payload
@@ -119,16 +121,64 @@ async def test_a_report_above_the_servers_max_payload_is_a_refusal(tmp_path: Pat
     assert "NATS stopped or restarting?" not in caplog.text and "OUTPUT_CAP" not in caplog.text, caplog.text
 
 
+RL_RUN = events.RunSpec(run_id="rl-0123456789abcdef", campaign="rl", node="n1", env="kubernetes", test="sysbench-cpu",
+                        params={})
+
+
+def too_large_log() -> tuple[events.RunSpec, events.RawLogV1]:
+    """A run and its log of 33 MiB: above the 32 MiB a file stream stores in one message."""
+    big = a_log(RL_RUN)
+    return RL_RUN, big.model_copy(update={"data": big.data.model_copy(update={"stdout": "x" * (33 << 20)})})
+
+
+async def test_a_message_too_large_is_the_same_refusal_from_publish_and_publish_many(tmp_path: Path) -> None:
+    """publish_many's Unacked kept JetStream's err_code alone: 10077 'message too large' then counted as want of room
+    (at_limit: 'run the import again once NATS answers', a batch held for ever) where publish's APIError is a lasting
+    refusal (review rO, q3.py: publish_many at_limit=True lasting=True, publish at_limit=False). Real nats-server."""
+    _, big = too_large_log()
+    with nats_with_max_payload(tmp_path, 48 << 20) as url:
+        bus = await Bus.connect(url, "test")
+        try:
+            await bus.ensure_streams()
+            for publish in (lambda: bus.publish_many([big]), lambda: bus.publish(big)):
+                with pytest.raises(Exception) as caught:  # noqa: PT011 - publish's is nats-py's APIError
+                    await publish()
+                assert not at_limit(caught.value) and lasting(caught.value), repr(caught.value)
+                text = refusal_text(caught.value) if isinstance(caught.value, APIError) else str(caught.value)
+                assert "32 MiB" in text and "print less" not in text and "max-bytes" not in text, text
+        finally:
+            await bus.close()
+
+
+async def test_a_store_closed_is_nats_away_from_publish_as_from_publish_many(
+        nats_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """10077 'store is closed' (the stream stopped under the publish) is NATS away: publish_many raised it as Unacked
+    (a BusError, NatsLost), publish as nats-py's raw APIError, a traceback for every caller catching BusError
+    (cli_deadline.run, publish_once, the agent). Not produced by a real server here (hO: a stream deleted under
+    publishes answers 'no response from stream'): JetStream's answer is given to the real connection's publish."""
+    bus = await Bus.connect(nats_url, "test")
+    try:
+        await bus.ensure_streams()
+
+        async def closed(*_: Any, **__: Any) -> None:
+            raise ServiceUnavailableError(code=503, err_code=FULL, description=STORE_CLOSED)
+
+        monkeypatch.setattr(bus.js, "publish", closed)
+        with pytest.raises(Unacked) as caught:
+            await bus.publish(a_log(RL_RUN))
+        assert caught.value.err_code is None and not at_limit(caught.value), caught.value
+        assert "full" not in str(caught.value), caught.value
+    finally:
+        await bus.close()
+
+
 async def test_a_report_above_what_a_file_stream_stores_is_not_said_as_a_full_stream(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """Under a max_payload above 32 MiB, JetStream refuses a bigger message with 10077 'message too large' (the code of
     a full stream: nats-server filestore.go, rlBadThresh). Before, it was said as one: 'its stream is full (message
     too large); raise its size limit ... --max-bytes', a fix that changes nothing."""
     caplog.set_level(logging.INFO, logger="podtax.runner")
-    run = events.RunSpec(run_id="rl-0123456789abcdef", campaign="rl", node="n1", env="kubernetes",
-                         test="sysbench-cpu", params={})
-    big = a_log(run)
-    big = big.model_copy(update={"data": big.data.model_copy(update={"stdout": "x" * (33 << 20)})})
+    run, big = too_large_log()
     with nats_with_max_payload(tmp_path, 48 << 20) as url:
         bus = await Bus.connect(url, "test")
         box = outbox.Outbox(bus, log, "pod run", "the next runner runs it again")

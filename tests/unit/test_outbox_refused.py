@@ -11,7 +11,7 @@ from podtax_runner.outbox import refused
 def test_a_full_stream_is_a_refusal_and_silence_is_not() -> None:
     full = APIError(code=400, err_code=FULL, description="maximum bytes exceeded")
     assert refused(full)
-    assert refused(Unacked(refusal_text(full), full.err_code))
+    assert refused(Unacked(refusal_text(full), full.err_code, full.description))
     assert not refused(Unacked("NATS acked 0 of 3 published events within 10 s (the server restarted or is "
                                "overloaded?)"))
     assert not refused(TimeoutError())
@@ -23,10 +23,10 @@ def test_only_a_want_of_room_is_a_refusal() -> None:
     unavailable = ServiceUnavailableError(code=503, err_code=10008, description="JetStream system temporarily "
                                           "unavailable")
     assert not refused(unavailable)
-    assert not refused(Unacked(refusal_text(unavailable), unavailable.err_code))
+    assert not refused(Unacked(refusal_text(unavailable), unavailable.err_code, unavailable.description))
     storage = ServiceUnavailableError(code=503, err_code=10023, description="insufficient resources")
     assert refused(storage)
-    assert refused(Unacked(refusal_text(storage), storage.err_code))
+    assert refused(Unacked(refusal_text(storage), storage.err_code, storage.description))
     assert "no room left" in refusal_text(storage)
 
 

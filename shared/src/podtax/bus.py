@@ -46,7 +46,15 @@ from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where
 )
 from podtax.buspipeline import gone, pipelined, settle
 from podtax.busreach import NOT_NATS, probe, refused_hint, start_hint
-from podtax.busrefusal import FULL, LIMITS, RESOURCES, for_want_of_room, lasting, refusal_text  # noqa: F401 - re-exported
+from podtax.busrefusal import (  # noqa: F401 - re-exported
+    FULL,
+    LIMITS,
+    RESOURCES,
+    STORE_CLOSED,
+    for_want_of_room,
+    lasting,
+    refusal_text,
+)
 from podtax.busstreams import Streams
 from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
@@ -70,9 +78,7 @@ EXPECTED_SEQUENCE_NOT_READY = 10163
 
 def at_limit(exc: BaseException) -> bool:
     """Whether `exc` is JetStream refusing a publish for want of room (for_want_of_room), raw or as Bus's Unacked."""
-    if isinstance(exc, APIError):
-        return for_want_of_room(exc)
-    return isinstance(exc, Unacked) and exc.err_code in LIMITS
+    return isinstance(exc, APIError | Unacked) and for_want_of_room(exc)
 
 
 class BusError(RuntimeError):
@@ -90,11 +96,12 @@ class NatsLost(BusError):
 
 class Unacked(Unavailable, NatsLost):
     """Published events NATS did not ack in time (Bus.publish_many): a batch handler's batch is held and
-    retried (Unavailable), a command stops with the reason (BusError). `err_code`: JetStream's, when it refused them."""
+    retried (Unavailable), a command stops with the reason (BusError). `err_code` and `description`: JetStream's, when
+    it refused them (busrefusal tells a refusal by both: 10077 is want of room or not by its words)."""
 
-    def __init__(self, reason: str, err_code: int | None = None) -> None:
+    def __init__(self, reason: str, err_code: int | None = None, description: str | None = None) -> None:
         super().__init__(reason)
-        self.err_code = err_code
+        self.err_code, self.description = err_code, description
 
 
 class Bus(Streams, Consumers):
@@ -237,9 +244,11 @@ class Bus(Streams, Consumers):
         try:  # after a SIGTERM, its ack is waited for STOP_GRACE_S at most (natsagain.Stopped), not nats-py's 5 s
             await unless_stopped(lambda: self.js.publish(event.subject, payload, headers=headers))
         except APIError as exc:
-            if not for_want_of_room(exc):
-                raise
-            raise Unacked(refusal_text(exc, event.subject), exc.err_code) from None
+            if for_want_of_room(exc):
+                raise Unacked(refusal_text(exc, event.subject), exc.err_code, exc.description) from None
+            if exc.err_code == FULL and exc.description == STORE_CLOSED:  # NATS away (busrefusal), as publish_many's
+                raise Unacked(refusal_text(exc, event.subject), None) from None
+            raise
         metrics.PUBLISHED.labels(event.type).inc()
 
     async def publish_many(self, events: Sequence[Envelope], timeout: float = PUBLISH_ACK_TIMEOUT_S) -> int:
@@ -266,7 +275,8 @@ class Bus(Streams, Consumers):
                 await asyncio.wait((fut, refused), return_when=asyncio.FIRST_COMPLETED)
                 if not fut.done():
                     why = refused.result()  # 10077 'store is closed': no code, NATS away (busrefusal)
-                    raise Unacked(refusal_text(why), why.err_code if for_want_of_room(why) or lasting(why) else None)
+                    refusal = for_want_of_room(why) or lasting(why)
+                    raise Unacked(refusal_text(why), *((why.err_code, why.description) if refusal else (None, None)))
             return fut.result()  # a publish JetStream refused raises here
 
         try:

@@ -32,14 +32,15 @@ SEALED = 10109  # JetStream's "invalid operation on sealed stream": a sealed str
 
 
 def too_large(exc: BaseException) -> bool:
-    """Whether `exc` is JetStream's TOO_LARGE: a message above FILE_STORE_MAX_BYTES, which nothing raises."""
-    return isinstance(exc, APIError) and exc.err_code == FULL and exc.description == TOO_LARGE
+    """Whether `exc` is JetStream's TOO_LARGE: a message above FILE_STORE_MAX_BYTES, which nothing raises; raw, or as
+    Bus's Unacked (its err_code and description)."""
+    return getattr(exc, "err_code", None) == FULL and getattr(exc, "description", None) == TOO_LARGE
 
 
 def lasting(exc: BaseException) -> bool:
     """Whether `exc` is JetStream refusing a publish, for another reason than want of room, until an admin acts: the
     event above its stream's max_msg_size (TOO_BIG) or above what a file stream stores (TOO_LARGE), the stream
-    sealed (SEALED); raw, or as Bus's Unacked (its err_code)."""
+    sealed (SEALED); raw, or as Bus's Unacked (its err_code and description)."""
     return getattr(exc, "err_code", None) in (TOO_BIG, SEALED) or too_large(exc)
 
 
@@ -51,7 +52,8 @@ def lasting_text(exc: BaseException, size: int | None, stream: str) -> str | Non
     if too_large(exc):
         return (f"{it} above the {FILE_STORE_MAX_BYTES >> 20} MiB JetStream "
                 f"stores in one message of a file stream ({TOO_LARGE}, JetStream error {FULL}): no setting raises it, "
-                "so NATS never takes this report: the run's test must print less (its parameters)")
+                "so NATS never takes " + ("it" if size is None else "this report: the run's test must print less "
+                                          "(its parameters)"))
     if not isinstance(exc, APIError):
         return None
     if exc.err_code == TOO_BIG:
@@ -65,12 +67,14 @@ def lasting_text(exc: BaseException, size: int | None, stream: str) -> str | Non
     return None
 
 
-def for_want_of_room(exc: APIError) -> bool:
-    """Whether JetStream's refusal `exc` is for want of room (LIMITS), to be said with refusal_text's fix: FULL only
-    with a limit's words ('maximum ...'), not STORE_CLOSED (NATS away) nor TOO_LARGE (a refusal of its own)."""
-    if exc.err_code == FULL:
-        return (exc.description or "").startswith("maximum ")
-    return exc.err_code in RESOURCES
+def for_want_of_room(exc: BaseException) -> bool:
+    """Whether JetStream's refusal `exc` (raw, or as Bus's Unacked) is for want of room (LIMITS), to be said with
+    refusal_text's fix: FULL only with a limit's words ('maximum ...'), not STORE_CLOSED (NATS away) nor TOO_LARGE (a
+    refusal of its own)."""
+    code = getattr(exc, "err_code", None)
+    if code == FULL:
+        return (getattr(exc, "description", None) or "").startswith("maximum ")
+    return code in RESOURCES
 
 
 def refusal_text(exc: APIError | None, subject: str | None = None) -> str:

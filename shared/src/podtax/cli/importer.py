@@ -40,6 +40,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from podtax import events, sidenodes, sideparams, subjects
 from podtax.bus import Bus, BusError, wire_bytes
+from podtax.busrefusal import too_large
 from podtax.busstreams import DUPLICATE_WINDOW_S
 from podtax.campaign import NAME_PATTERN
 from podtax.cli import deadline, interrupted
@@ -234,6 +235,10 @@ async def _publish(rows: list[Row], campaign: str, found: Findings, into_existin
                    f"{len(rows)} published. Fix it and run the import again (rows already imported are not "
                    "duplicated)", 2) from None
     except BusError as exc:
+        if too_large(exc):  # no want of room, no NATS away: that log never goes (busrefusal.TOO_LARGE)
+            raise fail(f"{exc} (the log of one of rows {published + 1} to {sent}); stopped part-way: {published} of "
+                       f"{len(rows)} published. Leave that log out (or cut it) and run the import again (rows already "
+                       "imported are not duplicated)", 1) from None
         raise fail(f"{exc}; stopped part-way: {published} of {len(rows)} published. Run the import again once "
                    "NATS answers (rows already imported are not duplicated)", 1) from None
     except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels this; the runner says the note (`interrupted: ...`)
