@@ -274,3 +274,32 @@ def test_html_report_is_streamed_in_chunks_as_the_page(served, monkeypatch):
     page = render_html(load_report_data(served.store.cursor(), "synthetic"))
     stamp = re.compile(r"Generated [0-9: -]+UTC")  # the minute it was made
     assert stamp.sub("", resp.text) == stamp.sub("", page) and "</body></html>" in page
+
+
+def test_csv_rows_keep_their_order_past_one_row_group(tmp_path):
+    """runs.csv and metrics.csv are sorted (runs by start then id, metrics by run id and name) however many rows:
+    the ORDER BY inside the CSV's text wrapping was lost past a row group (122,880 rows) when DuckDB ran it on two
+    threads, while the Parquet files kept it."""
+    import csv as csv_module
+    import sys
+    from pathlib import Path
+
+    from podtax_analyzer import duckcon
+    from podtax_analyzer.exports import write_exports
+    from podtax_analyzer.report_models import CampaignReport
+
+    sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
+    from bench_comparisons import build
+
+    build(tmp_path / "rows.duckdb", 300_000, 100)
+    con = duckcon.connect(tmp_path / "rows.duckdb", read_only=True)
+    con.execute("SET threads = 2")  # one thread keeps the order: the machine that showed it had two cores
+    report = CampaignReport(campaign="bench", threshold=0.01, correction="holm", cells=[], summary=[])
+    write_exports(con, report, tmp_path / "csv", "csv")
+    with (tmp_path / "csv" / "metrics.csv").open() as f:
+        ids = [row[0] for row in csv_module.reader(f)][1:]
+    assert len(ids) == 300_000 and ids == sorted(ids)
+    with (tmp_path / "csv" / "runs.csv").open() as f:
+        runs = [(row["started_at"], row["run_id"]) for row in csv_module.DictReader(f)]
+    assert runs == sorted(runs)
+    con.close()
