@@ -109,3 +109,26 @@ async def test_a_kept_log_whose_request_was_dead_lettered_goes_once_nats_takes_i
         assert agent.task is not None and not agent.task.done()
     finally:
         await agent.stopped(errors_ok=True)
+
+
+async def test_a_runs_failure_nats_refuses_is_said_in_one_line_with_its_fix(
+        served_agent: tuple[Bus, ServedAgent, Any], caplog: pytest.LogCaptureFixture) -> None:
+    """The agent's other events (a run's `run failed`, the host's facts) refused until an admin acts: before, a
+    handler's traceback naming no fix ('handler failed for podtax.run.requested.host.n1' and nats-py's
+    BadRequestError ... err_code=10054); now one line with the fix, as a refused log (outbox.publish_event)."""
+    caplog.set_level(logging.INFO, logger="podtax")
+    bus, agent, _ = served_agent
+    await bus.ensure_streams()
+    agent.serve()
+    try:
+        await wait_for(lambda: "host facts published" in caplog.text, 60, "the agent started")
+        request = events.run_requested(_run("r-2").model_copy(update={"params": {"max_prime": "many"}}), "test")
+        await restrict(bus, limited(max_msg_size=bus.wire_bytes(request) + 16))  # its refusal is longer
+        await bus.publish(request)
+        failed = await wait_for(lambda: [r for r in caplog.records if "handler failed" in r.getMessage()], 120,
+                                "the refusal said")
+        line = failed[0].getMessage()
+        assert "NATS refuses the failure of run r-2 (" in line and "--max-msg-size" in line, line
+        assert failed[0].exc_info is None, "said with a traceback"
+    finally:
+        await agent.stopped(errors_ok=True)

@@ -60,9 +60,7 @@ async def publish(bus: Bus, event: events.RawLogV1, state_dir: Path, kept: bool)
     try:
         await bus.publish(event)
     except Exception as exc:
-        if at_limit(exc) or isinstance(exc, TooBig):  # their words name the fix (bus.refusal_text, Bus._payload)
-            why = str(exc)
-        elif not lasting(exc) or (why := lasting_text(exc, bus.wire_bytes(event), subjects.STREAM)) is None:
+        if (why := refusal(bus, event, exc)) is None:
             raise
         run_id = event.data.run.run_id
         then = (f"its log is kept in {_path(state_dir, run_id)} and published once NATS takes it (tried again every "
@@ -70,6 +68,26 @@ async def publish(bus: Bus, event: events.RawLogV1, state_dir: Path, kept: bool)
                 "its log is not kept (the state directory is unsafe): the run is measured again if its request comes "
                 "again")
         raise NatsLost(f"NATS refuses the log of run {run_id}: {why}; {then}") from None
+
+
+def refusal(bus: Bus, event: events.Event, exc: BaseException) -> str | None:
+    """Why NATS refuses `event` until an admin acts, and the fix, when `exc` (of bus.publish(event)) is such a refusal
+    (bus.at_limit, bus.TooBig, busrefusal.lasting: as the runner's outbox takes them); else None."""
+    if at_limit(exc) or isinstance(exc, TooBig):  # their words name the fix (bus.refusal_text, Bus._payload)
+        return str(exc)
+    return lasting_text(exc, bus.wire_bytes(event), subjects.STREAM) if lasting(exc) else None
+
+
+async def publish_event(bus: Bus, event: events.Event, what: str) -> None:
+    """bus.publish(event) (the agent's other events: a run's failure, the host's facts); NATS refusing it until an
+    admin acts raised as NatsLost, one line naming the fix: 'NATS refuses <what>: ...' (it was a handler's traceback
+    naming no fix)."""
+    try:
+        await bus.publish(event)
+    except Exception as exc:
+        if (why := refusal(bus, event, exc)) is None:
+            raise
+        raise NatsLost(f"NATS refuses {what}: {why}") from None
 
 
 def _nats_and_event(raw: bytes, mtime: float) -> tuple[str, bytes]:

@@ -156,14 +156,14 @@ class Agent(NatsIdentity):
         current = await asyncio.to_thread(facts.collect, self.node, self.settings.cluster)
         if current != self.published_facts:
             self.facts = current
-            await self.bus.publish(events.host_facts(current, self.source))
+            await outbox.publish_event(self.bus, events.host_facts(current, self.source), "the host's facts")
             self.published_facts = current
             log.info("host facts published: %s", current.tool_versions)
 
     async def refuse(self, run: events.RunSpec, reason: str, detail: str, outcome: str = "refused") -> None:
         failure = events.RunFailed(run=run, stage="agent", reason=reason, detail=detail)
         event = events.run_failed(failure, self.source).model_copy(update={"id": run.event_id("agent-failed")})
-        await self.bus.publish(event)
+        await outbox.publish_event(self.bus, event, f"the failure of run {run.run_id} ({reason})")
         # noted once published, as a run measured: given again (a stream replayed) it is not run, its cause gone or not
         # (the runner recorded it failed; a late result would supersede that failure); the state directory unsafe,
         # in memory only
