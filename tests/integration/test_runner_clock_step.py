@@ -1,29 +1,43 @@
 """A step of the host's wall clock (an NTP step, a VM resumed) larger than a run's timeout + grace: the run in flight
 is not expired as no-report (and requested again while the first attempt may still run); a real expiry still is.
 Before (clockjump.py), the run's deadline, wall-clock, had passed at the next tick: failed no-report, retried.
+A time recorded between the step and the next tick (a report, an outcome, the end of the restart's catch-up) is read
+after the step is taken out, not moved a second time; the times moved are saved, so a runner restarted after the step
+counts from them; the spacing between runs is moved too.
 The clocks are injected (podtax.events.now, clockjump.monotonic); real nats-server, the real runner in this process."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
-from podtax import events
+from podtax import events, subjects
 from podtax.bus import Bus
 from podtax_runner import clockjump
 
 from tests.integration.test_runner_faults import planned_runner
+from tests.integration.test_runner_host_resend import new_runner
+
+
+class Clocks:
+    """The wall clock and the monotonic one, injected: at(wall, elapsed) is `wall` after the start, `elapsed` s
+    measured."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.start, self.mono, self.monkeypatch = events.now(), 1_000.0, monkeypatch
+
+    def at(self, wall: timedelta, elapsed: float) -> datetime:
+        self.monkeypatch.setattr(events, "now", lambda: self.start + wall)
+        self.monkeypatch.setattr(clockjump, "monotonic", lambda: self.mono + elapsed)
+        return self.start + wall
 
 
 async def test_a_step_of_the_wall_clock_expires_no_run_and_a_real_expiry_still_does(
         nats_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    start, mono = events.now(), 1_000.0
-
-    def at(wall: timedelta, elapsed: float) -> None:  # the wall clock `wall` after the start, `elapsed` s measured
-        monkeypatch.setattr(events, "now", lambda: start + wall)
-        monkeypatch.setattr(clockjump, "monotonic", lambda: mono + elapsed)
-
+    at = Clocks(monkeypatch).at
     bus = await Bus.connect(nats_url, "test/runner")
     try:
         runner, state = await planned_runner(bus, nats_url, "stepped", ["n1"])
@@ -41,5 +55,95 @@ async def test_a_step_of_the_wall_clock_expires_no_run_and_a_real_expiry_still_d
         await runner.tick()
         assert state.runs[flying.run.run_id].status == "failed", "a real expiry"
         assert state.runs[flying.run.run_id].reason == "no-report"
+    finally:
+        await bus.close()
+
+
+@pytest.mark.parametrize("hours", [2, -2])
+async def test_a_report_between_the_step_and_the_next_tick_is_not_moved_twice(
+        nats_url: str, monkeypatch: pytest.MonkeyPatch, hours: int) -> None:
+    """Before: reported_at (and the catch-up's resumed_at), read on the stepped clock, was moved again at the next
+    tick: +2 h held the node 2 h too long; -2 h failed the run no-report and ran it again, its outcome on the way."""
+    at = Clocks(monkeypatch).at
+    bus = await Bus.connect(nats_url, "test/runner")
+    try:
+        runner, state = await planned_runner(bus, nats_url, f"twice{hours + 2}", ["n1"])
+        at(timedelta(0), 0.0)
+        await runner.tick()
+        flying = state.in_flight("n1")
+        assert flying is not None
+        state.resumed_at, runner.caught_up = at(timedelta(0), 0.0), False  # as after a restart, catching up
+        stepped = at(timedelta(hours=hours), 1.0)  # the clock stepped in 1 s
+        assert await runner.on_reported(flying.run)
+        await runner.catch_up(asyncio.Event())
+        await runner.tick()
+        s = state.runs[flying.run.run_id]
+        assert s.reported_at == stepped, f"moved twice: {s.reported_at - stepped}"  # before: by `hours` h more
+        assert state.resumed_at == stepped, f"moved twice: {state.resumed_at - stepped}"
+        assert s.dispatched_at == flying.dispatched_at, "dispatched 1 s before the report"
+        at(timedelta(hours=hours, seconds=30), 31.0)  # within the report's grace, measured
+        await runner.tick()
+        assert s.status == "dispatched", "expired while its outcome is on the way"  # before (-2 h): failed
+    finally:
+        await bus.close()
+
+
+async def test_a_runner_restarted_after_a_step_counts_from_the_moved_times(
+        nats_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, the moved times were only in memory: the runner restarted after a +2 h step read the run's dispatch
+    time from before the step, and the run failed no-report once the restart's grace ended, still running."""
+    at = Clocks(monkeypatch).at
+    bus = await Bus.connect(nats_url, "test/runner")
+    try:
+        runner, state = await planned_runner(bus, nats_url, "restarted", ["n1"])
+        at(timedelta(0), 0.0)
+        await runner.tick()
+        flying = state.in_flight("n1")
+        assert flying is not None
+        due_s = flying.run.timeout_s + runner.settings.runner_report_grace_s
+        stepped = at(timedelta(hours=2), 1.0)
+        await runner.tick()
+        doc = await Bus.kv_json(await bus.kv(subjects.RUNNER_BUCKET), f"run.restarted.{flying.run.run_id}")
+        assert datetime.fromisoformat(doc["dispatched_at"]) == stepped - timedelta(seconds=1), json.dumps(doc)
+        at(timedelta(hours=2, seconds=2), 2.0)
+        again = await new_runner(bus)  # restarted (a new process: no monotonic reading from before)
+        at(timedelta(hours=2, seconds=due_s - 2), due_s - 2)  # past the restart's grace, before its own deadline
+        await again.tick()
+        assert again.campaigns["restarted"].runs[flying.run.run_id].status == "dispatched"  # before: failed
+    finally:
+        await bus.close()
+
+
+async def test_the_spacing_between_runs_moves_with_a_step(nats_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, a -2 h step made the next run wait 2 h more than its spacing; an outcome recorded between a +2 h step
+    and the next tick had its spacing moved twice (2 h too long)."""
+    at = Clocks(monkeypatch).at
+    bus = await Bus.connect(nats_url, "test/runner")
+    try:
+        runner, state = await planned_runner(bus, nats_url, "spaced", ["n1"], reps=3, spacing="30s")
+
+        async def finished(s: timedelta, elapsed: float) -> None:  # the run in flight fails (an outcome) then
+            flying = state.in_flight("n1")
+            assert flying is not None
+            at(s, elapsed)
+            failure = events.RunFailed(run=flying.run, stage="agent", reason="test", detail="test")
+            await runner.on_outcomes([events.run_failed(failure, "test")])
+
+        at(timedelta(0), 0.0)
+        await runner.tick()
+        await finished(timedelta(seconds=10), 10.0)
+        at(timedelta(hours=-2, seconds=20), 20.0)  # stepped 2 h back: 10 s since the outcome, measured
+        await runner.tick()
+        assert state.in_flight("n1") is None, "sent before its spacing"
+        at(timedelta(hours=-2, seconds=45), 45.0)
+        await runner.tick()
+        assert state.in_flight("n1") is not None, "not sent 35 s after the outcome"  # before: 2 h later
+        await finished(timedelta(seconds=50), 50.0)  # stepped 2 h ahead, the outcome before the next tick
+        at(timedelta(seconds=60), 60.0)
+        await runner.tick()
+        assert state.in_flight("n1") is None, "sent before its spacing"
+        at(timedelta(seconds=85), 85.0)
+        await runner.tick()
+        assert state.in_flight("n1") is not None, "not sent 35 s after the outcome"  # before: 2 h later
     finally:
         await bus.close()

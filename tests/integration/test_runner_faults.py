@@ -31,13 +31,14 @@ from podtax_runner.state import CampaignState
 from tests.faults.drill import campaign_drill, campaign_spec, header, outcome_events, seed_nodes
 
 
-async def planned_runner(bus: Bus, url: str, name: str, nodes: list[str]) -> tuple[Runner, CampaignState]:
-    """A runner (in this process) with a host-only campaign `name` of 2 repetitions planned on `nodes`."""
+async def planned_runner(bus: Bus, url: str, name: str, nodes: list[str], reps: int = 2,
+                         spacing: str = "back-to-back") -> tuple[Runner, CampaignState]:
+    """A runner (in this process) with a host-only campaign `name` of `reps` repetitions planned on `nodes`."""
     await bus.ensure_streams()
     await seed_nodes(bus, nodes)
     settings = config.load(config.RunnerSettings, nats_url=url, runner_kubernetes=False)
     runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
-    spec = {**campaign_spec(name, nodes, 2), "environments": ["host"]}
+    spec = {**campaign_spec(name, nodes, reps, spacing=spacing), "environments": ["host"]}
     await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign=name, spec=spec)))
     return runner, runner.campaigns[name]
 

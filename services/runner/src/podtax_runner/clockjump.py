@@ -6,9 +6,11 @@ run in flight as no-report, and each was requested again while the first attempt
 made twice, or a run on a busy node). So each tick compares how far the wall clock advanced since the previous tick
 with how far the monotonic clock did: a difference beyond JUMP_S (either way) is a step, said in a warning, and the
 times the deadlines of the runs in flight count from (dispatched, reported, resumed) are moved by it, so each is as
-far away in elapsed time as before. They are saved only with the run's next write (its report, its outcome): a
-runner restarted after a step (no monotonic reading spans a restart) counts from the times saved, wall-clock, as
-before (CampaignState.resumed_at gives every run in flight its grace then).
+far away in elapsed time as before; so does the spacing between runs. Every time recorded in the state (a dispatch,
+a report, an outcome, the end of a restart's catch-up) is read through the same reading (Handlers.now), after the
+step is taken out: read before it, it was moved a second time. The runs moved are saved then, so a runner restarted
+after a step counts from the moved times; a step while it is down (no monotonic reading spans a restart) is not
+seen (CampaignState.resumed_at gives every run in flight its grace then).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class Steps:
 
     def __init__(self) -> None:
         self.last: tuple[datetime, float] | None = None
+        self.moved: list[CampaignState] = []  # the states a step moved, to be saved (Handlers.now)
 
     def now(self, states: Iterable[CampaignState]) -> datetime:
         """The wall-clock time now; a step since the previous reading moves the runs in flight of `states`."""
@@ -43,7 +46,9 @@ class Steps:
         if last is not None:
             step = (wall - last[0]).total_seconds() - (mono - last[1])
             if abs(step) > JUMP_S:
+                states = list(states)
                 moved = move(states, timedelta(seconds=step))
+                self.moved += states
                 log.warning("the wall clock stepped %+.0f s (from %s to %s) in %.1f s: the deadlines of the %d runs in "
                             "flight moved with it (an NTP step or a VM resumed? keep the host's clock in sync)",
                             step, last[0].isoformat(timespec="seconds"), wall.isoformat(timespec="seconds"),
@@ -52,14 +57,5 @@ class Steps:
 
 
 def move(states: Iterable[CampaignState], delta: timedelta) -> int:
-    """Move the times the deadlines of the runs in flight count from by `delta`; the number of runs."""
-    n = 0
-    for state in states:
-        if state.resumed_at is not None:
-            state.resumed_at += delta
-        for node in state.queues:
-            if (s := state.in_flight(node)) is not None:
-                s.dispatched_at = s.dispatched_at and s.dispatched_at + delta
-                s.reported_at = s.reported_at and s.reported_at + delta
-                n += 1
-    return n
+    """Move the times the deadlines of the runs in flight and the spacing count from by `delta`; the number of runs."""
+    return sum(state.moved(delta) for state in states)

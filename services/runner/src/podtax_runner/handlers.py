@@ -22,6 +22,7 @@ from podtax.campaign import Campaign, refusal
 from podtax.config import RunnerSettings
 from pydantic import ValidationError
 
+from podtax_runner import clockjump
 from podtax_runner.controlplane import dispatch
 from podtax_runner.kube import KubeExecutor
 from podtax_runner.state import CampaignState
@@ -43,6 +44,22 @@ class Handlers:
     wake: asyncio.Event
     save: Callable[[CampaignState], Awaitable[None]]
     known_nodes: Callable[[], Awaitable[dict[str, dict]]]
+    steps: clockjump.Steps
+
+    async def now(self) -> datetime:
+        """The wall-clock time, read under the lock for every time recorded in the campaigns' state: a step of it since
+        the previous reading first moves the times the runs in flight count from (clockjump.py; before, a time
+        recorded between the step and the next tick was moved again then: a report's by 2 h held its node 2 h too
+        long, or expired the run as it reported), then saves them (before, only the run's next write did: a runner
+        restarted meanwhile expired a run still running). A failed save leaves them to the campaign's next save."""
+        now = self.steps.now(self.campaigns.values())
+        moved, self.steps.moved = self.steps.moved, []
+        for state in moved:
+            try:
+                await self.save(state)
+            except Exception as exc:  # noqa: BLE001 - see above
+                log.warning("could not save the runs of %s moved by the clock's step: %s", state.name, exc)
+        return now
 
     async def on_facts(self, event: events.Event) -> None:
         if isinstance(event, events.HostFactsV1):
@@ -169,7 +186,7 @@ class Handlers:
                 return
             if state is None:  # submission and cancellation travel on different consumers: retried
                 raise LookupError(f"campaign {name} is not planned (yet)")
-            n = state.cancel(events.now())
+            n = state.cancel(await self.now())
             await self.save(state)
         stopping = self.controlplane.cancel(name) + (self.executor.cancel(name) if self.executor else [])
         log.info("campaign %s cancelled: %d pending runs cancelled, %d in flight (%d control-plane or pod run(s) "
@@ -179,6 +196,7 @@ class Handlers:
         """Results and failures, a batch at a time: one save per campaign per batch."""
         touched: dict[str, CampaignState] = {}
         async with self.lock:
+            now = await self.now()
             for event in batch:
                 if not isinstance(event, events.ResultV1 | events.RunFailedV1):
                     continue
@@ -187,7 +205,7 @@ class Handlers:
                 state = self.campaigns.get(run.campaign)
                 if state is None or self.earlier(state, run, "outcome"):
                     continue
-                if state.outcome(run.run_id, isinstance(event, events.ResultV1), events.now(), reason):
+                if state.outcome(run.run_id, isinstance(event, events.ResultV1), now, reason):
                     metrics.RUNS_FINISHED.labels("result" if reason is None else "failed").inc()
                 touched[state.name] = state  # saved even when nothing changed: a failed save is retried
             for state in touched.values():
@@ -208,7 +226,7 @@ class Handlers:
         async with self.lock:
             state = self.campaigns.get(event.data.campaign)
             if state and state.campaign.repetitions.target_ci_width is not None:
-                state.cell_stats(event.data, events.now())
+                state.cell_stats(event.data, await self.now())
                 await self.save(state)
 
     async def on_reported(self, run: events.RunSpec) -> bool:
@@ -218,7 +236,7 @@ class Handlers:
         False only then (the run's kept report, if any, stays: outbox.release)."""
         async with self.lock:
             state = self.campaigns.get(run.campaign)
-            if state is None or self.earlier(state, run, "report") or not state.reported(run.run_id, events.now()):
+            if state is None or self.earlier(state, run, "report") or not state.reported(run.run_id, await self.now()):
                 return True
             state.header.held.pop(run.run_id, None)  # NATS took it: no longer held (saved now, before its outcome)
             try:

@@ -115,7 +115,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
             runs = [] if legacy else [v for _, v in await self._values(f"run.{name}.*")]
             cells = [] if legacy else [v for _, v in await self._values(f"cell.{name}.*")]
             state = CampaignState.from_documents(header, runs, cells)
-            state.resumed_at = events.now()
+            state.resumed_at = await self.now()
             self.campaigns[state.name] = state
             await self.save(state)  # a legacy state is rewritten as documents; otherwise only the header
         active = [c for c in self.campaigns.values() if c.finished_at is None]
@@ -167,7 +167,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
         their grace from now (CampaignState.resumed_at)."""
         await catchup.caught_up(self.bus.js, subjects.STREAM, OUTCOMES, stop)
         async with self.lock:
-            now = events.now()
+            now = await self.now()
             for state in self.campaigns.values():
                 if state.resumed_at is not None:
                     state.resumed_at = now
@@ -205,7 +205,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
         the lock is held: read before, a tick that waited behind a long save (15 s for a 100,000-run
         campaign on a slow VM) dated its runs that much in the past, and the next tick expired them all."""
         async with self.lock:
-            now = now or self.steps.now(self.campaigns.values())  # a step of the wall clock moves deadlines
+            now = now or await self.now()  # a step of the wall clock moves deadlines (Handlers.now)
             active = sorted((c for c in self.campaigns.values() if not c.finished_at), key=lambda c: c.created_at)
             busy = {node for c in active for node in c.queues if c.in_flight(node)}
             # a control-plane run times the cluster's API, not its node: one at a time, runner-wide (an audit: a

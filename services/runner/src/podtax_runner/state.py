@@ -193,6 +193,17 @@ class CampaignState:
     def header_json(self) -> dict[str, Any]:
         return json.loads(documents.dump(self.header))
 
+    def moved(self, delta: timedelta) -> int:
+        """A step of the wall clock (clockjump.py): the times the deadlines of the runs in flight and the spacing count
+        from move by `delta`, and those runs are saved with the next save; the number of runs in flight."""
+        self.resumed_at = self.resumed_at and self.resumed_at + delta
+        self._last_finished = {node: t + delta for node, t in self._last_finished.items()}
+        for s in map(self.runs.__getitem__, self._inflight.values()):
+            s.dispatched_at = s.dispatched_at and s.dispatched_at + delta
+            s.reported_at = s.reported_at and s.reported_at + delta
+        self._dirty_runs.update(self._inflight.values())
+        return len(self._inflight)
+
     # ---------------------------------------------------------------- queries
 
     def in_flight(self, node: str) -> RunState | None:
