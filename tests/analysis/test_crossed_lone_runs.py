@@ -171,8 +171,9 @@ def test_one_machine_with_heavy_tailed_noise_keeps_its_tax(con, seed, runs, r, c
 
 
 def test_one_stray_run_a_side_past_the_other_sides_level_keeps_the_tax(con):
-    # one machine, the pod 10% slower, one run a side at 85% of its side's level (host 850, pod 1059): each lies half
-    # the medians' gap past the other side's median, where a second machine's run would lie at it (bench
+    # one machine, the pod 10% slower, one run a side at 85% of its side's level (host 850, pod 1059): they lie 0.60
+    # and 0.71 of the medians' gap past the other side's median, beyond TOWARD_PAST, where a second machine's run
+    # would lie at it (bench
     # bench_crossed_mixes 'stray run a side at 85%'); read as two machines, the tax was withheld ('Inconclusive: the
     # runs of each side lie in two groups ...')
     c = one_cell(con, [1000 * x for x in WIDE] + [850.0], [900 * x for x in WIDE] + [900 / 0.85])
