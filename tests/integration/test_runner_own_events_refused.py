@@ -15,7 +15,7 @@ import pytest
 from podtax import config, events, subjects
 from podtax.bus import Bus
 from podtax.cli.main import main as cli
-from podtax_runner import service
+from podtax_runner import fullness, service
 from podtax_runner.service import Runner
 
 from tests.integration.test_runner_stream_full_held import fill
@@ -98,3 +98,28 @@ async def test_a_sealed_stream_refusing_the_runners_own_events_is_said_with_its_
     assert len(said) == 1, said
     assert f"the events stream {subjects.STREAM} is sealed (invalid operation on sealed stream, JetStream error " \
         "10109): it takes nothing more, and cannot be unsealed; a NATS admin replaces it" in said[0], said
+
+
+async def test_a_stream_max_msg_size_is_said_in_the_campaigns_state(
+        nats_url: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review rO (a host run under a stream max_msg_size, the real agent): the benchmark ran twice and the campaign
+    ended 'failed: no-report', nothing saying that NATS refused its log. The runner's look at the events stream
+    (fullness.Room, every 5 s) now says the limit once and writes it in the campaign's `stalled`."""
+    monkeypatch.setattr(fullness, "PROBE_EVERY_S", 0.0)  # every tick looks
+    bus = await Bus.connect(nats_url, "test/runner")
+    try:
+        runner = await runner_of(bus, SPEC)
+        runner.caught_up = True
+        info = await bus.js.stream_info(subjects.STREAM)
+        info.config.max_msg_size = 1500
+        await bus.js.update_stream(info.config)
+        with caplog.at_level(logging.INFO):
+            await runner.tick()
+        says = ("the events stream PODTAX has a max_msg_size of 1,500 bytes (podtax sets none): a report above it is "
+                "refused, and its run expires as no-report and runs again; lift it as a NATS admin (`nats stream edit "
+                "PODTAX --max-msg-size -1`)")
+        doc = await Bus.kv_json(runner.kv, f"campaign.{SPEC['name']}") or {}
+        assert doc.get("stalled") == says, doc.get("stalled")
+        assert caplog.text.count(says) == 1, caplog.text
+    finally:
+        await bus.close()

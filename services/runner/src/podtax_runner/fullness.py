@@ -53,6 +53,18 @@ def stream_full(config_max_bytes: int | None, used: int, config_max_msgs: int | 
     return ""
 
 
+def stream_restricted(max_msg_size: int | None) -> str:
+    """Why the events stream refuses some reports whatever its room ('' when it does not): a max_msg_size set (podtax
+    sets none): a report above it is refused, and its run expires as no-report and runs again (its agent keeps the
+    log, NATS never takes it). Said, not held: whether a report was refused is not known here. (A sealed stream
+    refuses the runner's own events too: said as those, Room.refused.)"""
+    if (max_msg_size or -1) > 0:
+        return (f"the events stream {subjects.STREAM} has a max_msg_size of {max_msg_size:,} bytes (podtax sets none): "
+                "a report above it is refused, and its run expires as no-report and runs again; lift it as a NATS "
+                f"admin (`nats stream edit {subjects.STREAM} --max-msg-size -1`)")
+    return ""
+
+
 def subjects_full(counts: dict[str, int], limit: int | None) -> str:
     """Why a node's run subjects (their message `counts`) refuse its reports: one at the per-subject `limit`."""
     at = sorted(s for s, n in counts.items() if ".".join(s.split(".")[:3]) in REPORTS and (limit or -1) > 0
@@ -73,6 +85,7 @@ class Room:
     def __init__(self, bus: Bus, kv: KeyValue, clock: Callable[[], float]) -> None:
         self.bus, self.kv, self.clock = bus, kv, clock
         self.full = ""  # why the events stream is full: no run expires meanwhile
+        self.restricted = ""  # why the events stream refuses some reports whatever its room (stream_restricted)
         self.nodes: dict[tuple[str, str], str] = {}  # (env, node) -> why its subjects refuse its reports
         self.storage = ""  # why the server refuses writes for want of storage ('' when it took the probe)
         self.holds: dict[str, str] = {}  # run id -> why it is held from expiring (holding())
@@ -122,6 +135,9 @@ class Room:
         self._unknown_since = None
         was, self.full = self.full, stream_full(info.config.max_bytes, info.state.bytes or 0, info.config.max_msgs,
                                                 info.state.messages or 0, self.bus.nc.max_payload)
+        restricted, self.restricted = self.restricted, stream_restricted(info.config.max_msg_size)
+        if self.restricted and self.restricted != restricted:
+            log.error("%s", self.restricted)
         if self.full and not was:
             log.error("%s", self.full)
         elif was and not self.full:
@@ -203,7 +219,8 @@ class Room:
 
     def stalled(self, campaign: str, in_flight: Iterable[str]) -> str | None:
         """Why the campaign's runs do not move (written in its state): NATS refusing its events, the stream full,
-        the storage used up, the subjects of the node of a run of it in flight (`in_flight`: run ids) at their limit."""
+        or with a max_msg_size, the storage used up, the subjects of the node of a run of it in flight
+        (`in_flight`: run ids) at their limit."""
         whys = [why for (c, _), why in sorted(self.refusals.items()) if c == campaign]
-        whys += [self.full, self.storage, *(self.holds.get(rid, "") for rid in sorted(in_flight))]
+        whys += [self.full, self.restricted, self.storage, *(self.holds.get(rid, "") for rid in sorted(in_flight))]
         return "; ".join(dict.fromkeys(why for why in whys if why)) or None
