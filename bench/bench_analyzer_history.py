@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from allocators import readings
 from anchor import interleave, line, loadavg, median, proc_peak_rss_mb, proc_rss_mb, runs
+from podtax.oneline_args import OneLineParser
 
 if TYPE_CHECKING:
     from podtax_analyzer.store import Store
@@ -143,7 +144,7 @@ def _by_allocator(count: int, figures: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=200_000, help="results a run stores (default 200,000)")
     ap.add_argument("--quick", action="store_true", help="100,000 results a run")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)

@@ -12,7 +12,6 @@ ratios; no assertions. Submit gives up on the analyzer after 10 s (podtax.cli.ea
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 from anchor import interleave, line, loadavg, median, runs
 from bench_comparisons import build
 from fastapi.testclient import TestClient
+from podtax.oneline_args import OneLineParser
 from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
 
@@ -38,7 +38,7 @@ def timed_get(client: TestClient, path: str, status: int) -> Callable[[], float]
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=int, default=1_000_000)
     ap.add_argument("--campaigns", type=int, default=100)
     ap.add_argument("--quick", action="store_true", help="200,000 results")

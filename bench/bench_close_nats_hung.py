@@ -10,7 +10,6 @@ each run and the medians; asserts nothing. Real nats-server, one connection a ca
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import os
@@ -21,6 +20,8 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+from podtax.oneline_args import OneLineParser
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.paused
 
@@ -68,7 +69,7 @@ async def one(url: str, pid: int, case: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
     from podtax import natsserver

@@ -15,7 +15,6 @@ the SQL pass.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 from anchor import interleave, line, loadavg, median, runs
+from podtax.oneline_args import OneLineParser
 from podtax_analyzer import duckcon
 from podtax_analyzer.cell_pool import WORKERS_ENV, workers
 from podtax_analyzer.comparisons import compare_campaign
@@ -70,7 +70,7 @@ SQL_MEDIANS = """
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=int, default=1_000_000)
     ap.add_argument("--cells", type=int, default=500)
     ap.add_argument("--quick", action="store_true", help="200,000 results over 100 cells")

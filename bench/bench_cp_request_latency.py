@@ -16,7 +16,6 @@ median over `--reps`, harness / bare and client / bare, and the load average. No
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -32,6 +31,7 @@ from bench_volumes import NODE, start_emulators
 from kubernetes import client
 from podtax import config as podtax_config
 from podtax import events, templates
+from podtax.oneline_args import OneLineParser
 from podtax_runner.controlplane.execute import execute, kube_client
 from podtax_runner.controlplane.kubeapi import Kube, request_totals
 
@@ -132,7 +132,7 @@ def measures(api: client.ApiClient, settings: Any, rep: int, count: int,
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--concurrency", type=int, default=10)
     ap.add_argument("--reps", type=int, default=3)

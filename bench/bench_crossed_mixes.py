@@ -31,6 +31,7 @@ import numpy as np
 from anchor import cases_refused, loadavg
 from bench_crossed_spans import machines
 from bench_planted_verdicts import cell, noise, planted, score
+from podtax.oneline_args import OneLineParser
 from podtax_analyzer import cell_analysis, cell_pool
 
 
@@ -117,7 +118,7 @@ def _pct(v: list[float]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="bench_crossed_mixes.py", description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="bench_crossed_mixes.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("cases", nargs="*", help="the cases (default all; --list names them)")
     ap.add_argument("--seeds", type=int, default=30, help="seeds a block, 3 blocks from 3001 (default 30)")
     ap.add_argument("--quick", action="store_true", help="3 blocks of 5 seeds (make bench)")

@@ -15,7 +15,6 @@ Default: every case on seeds 2001-2200 (about 2 minutes on 2 cores); --quick: 20
 """
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections import Counter
@@ -23,6 +22,7 @@ from collections import Counter
 import numpy as np
 from anchor import cases_refused, line, loadavg
 from bench_planted_verdicts import cell, noise, planted, score
+from podtax.oneline_args import OneLineParser
 
 
 def heavy(rng, scale, n):
@@ -105,7 +105,7 @@ def run(names: list[str], seeds: range) -> Counter:
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="bench_crossed_spans.py", description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="bench_crossed_spans.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("cases", nargs="*", help="the cases (default all; --list names them)")
     ap.add_argument("--seeds", type=int, default=200, help="how many seeds from 2001 (default 200)")
     ap.add_argument("--quick", action="store_true", help="20 seeds (make bench)")

@@ -12,7 +12,6 @@ Median of 3 runs each, with the load average.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 from podtax import config, events, localauth, natsauth, natsserver
 from podtax.bus import Bus
 from podtax.config import Common
+from podtax.oneline_args import OneLineParser
 
 
 def loadavg() -> str:
@@ -95,7 +95,7 @@ def report(what: str, unit: str, anchor: list[float], closed: list[float]) -> No
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = OneLineParser(description=__doc__.splitlines()[0])
     p.add_argument("--events", type=int, default=20_000)
     p.add_argument("--pods", type=int, default=300)
     args = p.parse_args(argv)

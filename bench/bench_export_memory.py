@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 from anchor import interleave, line, loadavg, median, proc_peak_rss_mb, runs
+from podtax.oneline_args import OneLineParser
 
 CASES = ("stream", "bytes", "comparison", "html", "html-str", "data", "connect")
 
@@ -66,7 +67,7 @@ def measure(db: Path, case: str, sizes: dict[str, int]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=int, default=1_000_000)
     ap.add_argument("--cells", type=int, default=20_000)
     ap.add_argument("--quick", action="store_true", help="100,000 results over 2,000 cells")

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import tempfile
 import time
@@ -19,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from podtax import campaign, events
+from podtax.oneline_args import OneLineParser
 from podtax_analyzer import store as store_module
 from podtax_analyzer.isolate import write_isolating
 from podtax_analyzer.store import Store
@@ -119,7 +119,7 @@ def bench_poison(tmp: Path, batch: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = OneLineParser()
     ap.add_argument("--existing", type=int, default=100_000)
     ap.add_argument("--batch", type=int, default=1000)
     args = ap.parse_args()

@@ -10,13 +10,13 @@ Shapes: those tests/parsers/test_hostile_shapes.py asserts the outcome of (a qua
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from anchor import interleave, line, loadavg, median, runs
+from podtax.oneline_args import OneLineParser
 from podtax.parsers import ParseFailure, parse_text, stressng_names
 from podtax.safefiles import MAX_LOG_BYTES
 
@@ -98,7 +98,7 @@ def us_per_kib(text: str, tool: str | None) -> Callable[[], float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10 KiB and 100 KiB only")
     args = parser.parse_args()
     sizes = [10_240, 102_400] + ([] if args.quick else [MAX_LOG_BYTES])

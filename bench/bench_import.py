@@ -17,7 +17,6 @@ and the bytes a row that leaves.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import shutil
 import subprocess
@@ -28,6 +27,7 @@ from pathlib import Path
 from anchor import interleave, line, loadavg, median, runs, timed
 from podtax import events, parsers
 from podtax.cli import importer
+from podtax.oneline_args import OneLineParser
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "corpus"
 LOGS = [  # name in the manifest folder, corpus file, test, params
@@ -86,7 +86,7 @@ def dry_run_peak_mb(manifest: Path) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="4,000 rows (about 30 s in all)")
     ap.add_argument("--rows", type=int, help="rows in the manifest (default 20,000; 4,000 with --quick)")
     args = ap.parse_args(argv)

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
+from podtax.oneline_args import OneLineParser
 
 NS = "default"
 SCHEDULER = "bench-scheduler"
@@ -116,7 +117,7 @@ def split(items: list, parts: int) -> list[list]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--nodes", type=int, default=5000)
     p.add_argument("--pods", type=int, default=10000)
     p.add_argument("--watchers", type=int, default=8, help="concurrent watch streams")

@@ -8,7 +8,6 @@ the load average before and after. Root, iproute2, iperf3 and sockperf needed.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
@@ -16,6 +15,7 @@ from pathlib import Path
 
 from kubernetes import client
 from podtax import events, netbench
+from podtax.oneline_args import OneLineParser
 from podtax_kubesim import testing
 
 
@@ -24,7 +24,7 @@ def loadavg() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=2)
     args = ap.parse_args(argv)

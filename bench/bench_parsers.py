@@ -15,7 +15,6 @@ for a core (at a load of 6 on 2 cores, runs of the same code gave 0.13x to 0.25x
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import re
 import sys
@@ -25,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from anchor import interleave, line, loadavg, median, rate, runs
+from podtax.oneline_args import OneLineParser
 from podtax.parsers import ParseFailure, parse_text
 from podtax.parsers.base import make_metric
 
@@ -118,7 +118,7 @@ def compare(mix: Mix, seconds: float, repeats: int, ours: Callable[[Mix], int] =
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="shorter passes (about 5 s in all)")
     args = ap.parse_args(argv)
     seconds = 0.3 if args.quick else 1.0

@@ -14,7 +14,6 @@ of every process, publish -> commit latency, and the analyzer's peak and steady-
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import subprocess
@@ -42,6 +41,7 @@ from podtax import events, natsserver
 from podtax.bus import Bus
 from podtax.config import AnalyzerSettings, ParserSettings
 from podtax.derive import derive
+from podtax.oneline_args import OneLineParser
 from podtax_analyzer import duckcon
 
 REPO = Path(__file__).resolve().parents[1]
@@ -214,7 +214,7 @@ def result_payload() -> bytes:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=30_000, help="raw logs per run (100000 for the memory target)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--parsers", type=int, default=1,

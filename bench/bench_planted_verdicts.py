@@ -17,7 +17,6 @@ the set (`make bench`, about 20 s); --list names the scenarios.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import zlib
@@ -32,6 +31,7 @@ from scipy.stats import mannwhitneyu
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "analysis"))
 from analysis_synth import CellSpec, SideSpec, insert_cells, open_db  # noqa: E402
+from podtax.oneline_args import OneLineParser
 from podtax_analyzer.comparisons import compare_campaign  # noqa: E402
 
 T = 0.01
@@ -201,7 +201,7 @@ SEEDS = {"choose": range(1, 31), "check": range(1001, 1031)}
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="bench_planted_verdicts.py", description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="bench_planted_verdicts.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("words", nargs="*", metavar="[choose|check] [scenario ...]",
                     help="the seeds (choose: 1-30, check: 1001-1030; default check), then scenarios (default all)")
     ap.add_argument("--list", action="store_true", help="name the scenarios and exit")

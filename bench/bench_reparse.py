@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from podtax import events
+from podtax.oneline_args import OneLineParser
 
 REPO = Path(__file__).resolve().parents[1]
 LOG = REPO / "tests" / "corpus" / "debian12-x86_64" / "sysbench-cpu-prime100000-1t.log"
@@ -85,7 +86,7 @@ def loadavg() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = OneLineParser(description=__doc__.splitlines()[0])
     p.add_argument("--count", type=int, default=20_000)
     p.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = p.parse_args(argv)

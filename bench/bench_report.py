@@ -15,7 +15,6 @@ Prints figures; no assertions.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_comparisons import build  # noqa: E402
+from podtax.oneline_args import OneLineParser
 from podtax_analyzer import duckcon  # noqa: E402
 from podtax_analyzer.comparisons import compare_campaign  # noqa: E402
 from podtax_analyzer.exports import export_zip  # noqa: E402
@@ -44,7 +44,7 @@ def timed(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=int, default=100_000)
     ap.add_argument("--cells", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=3)

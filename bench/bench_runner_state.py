@@ -11,7 +11,6 @@ the load average, and each figure's ratio to the anchor.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import statistics
@@ -24,6 +23,7 @@ from pathlib import Path
 from nats.js.api import StreamConfig
 from podtax import campaign, config, events, natsserver, subjects
 from podtax.bus import Bus
+from podtax.oneline_args import OneLineParser
 from podtax_runner.service import Runner
 from podtax_runner.state import CampaignState
 
@@ -95,7 +95,7 @@ async def once(url: str, i: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
     runs = []

@@ -44,6 +44,7 @@ from kubernetes.watch.watch import iter_resp_lines
 from podtax import natsserver, subjects
 from podtax.bus import Bus
 from podtax.events import NodeScore, now
+from podtax.oneline_args import OneLineParser
 from podtax_kubesim.cluster import expand_nodes, generated
 
 PY = sys.executable
@@ -267,7 +268,7 @@ def run_size(nodes: int, pods: int, rate: float, steady_s: float, workdir: Path)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="100,1000,5000", help="comma-separated node counts")
     ap.add_argument("--pods", type=int, default=2000, help="pods in the burst at each size")
     ap.add_argument("--rate", type=float, default=50.0, help="pods per second in the steady phase")

@@ -40,6 +40,7 @@ from typing import Any
 
 from anchor import interleave, line, loadavg, median, runs
 from podtax.events import NodeScore, now
+from podtax.oneline_args import OneLineParser
 from podtax_scheduler.affinity_score import InterPodAffinityScore
 from podtax_scheduler.algorithm import decide
 from podtax_scheduler.model import PodInfo
@@ -166,7 +167,7 @@ def profile_decide(sc: Scenario, top: int = 25) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1000,5000", help="comma-separated node counts")
     ap.add_argument("--placed", type=int, default=3000, help="bound pods in the cluster before the decisions")
     ap.add_argument("--apps", type=int, default=50, help="apps the pods belong to (label app)")

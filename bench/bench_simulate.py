@@ -21,6 +21,7 @@ import sys
 import time
 
 import numpy as np
+from podtax.oneline_args import OneLineParser
 from podtax_scheduler.simulate import JobClass, Measured, Workload, evaluate, run_once
 
 CENTRES = {"x86-b": (183.0, 0.01, 10), "x86-c": (168.4, 0.01, 12), "rpi-1": (40.0, 0.03, 40),
@@ -37,7 +38,7 @@ def study_workload(copies: int, rate: float, duration: float, seed: int = 7) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--copies", type=int, default=5)
     ap.add_argument("--rate", type=float, default=0.5, help="jobs per second")

@@ -9,7 +9,6 @@ Anchor, measured in the same run against the same nats-server: a pipelined JetSt
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import statistics
@@ -23,6 +22,8 @@ from podtax.bus import Bus
 from podtax_runner import simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from podtax.oneline_args import OneLineParser
+
 from tests.faults.drill import campaign_drill  # noqa: E402
 
 
@@ -60,7 +61,7 @@ def once(i: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
     runs = []

@@ -8,7 +8,6 @@ signal it publishes one event, as a handler finishing its report does, then clos
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import statistics
@@ -17,6 +16,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from podtax.oneline_args import OneLineParser
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.paused
 
@@ -64,7 +65,7 @@ def one(url: str, pid: int) -> tuple[float, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
     from podtax import natsserver

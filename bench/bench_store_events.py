@@ -11,7 +11,6 @@ back, and one that outlasts the analyzer's stop grace is cut short.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -19,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from anchor import interleave, line, loadavg, median, runs
+from podtax.oneline_args import OneLineParser
 
 
 def _facts(n: int, first: int) -> list:
@@ -55,7 +55,7 @@ def _timed(store: object, batch: list) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1000, help="events in each batch (default 1,000)")
     ap.add_argument("--quick", action="store_true", help="batches of 200 events")
     args = ap.parse_args(argv)

@@ -15,7 +15,6 @@ share the new batch's nodes and tests (another campaign): each touched score key
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -23,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from anchor import interleave, line, loadavg, median, runs
+from podtax.oneline_args import OneLineParser
 
 BATCH = 1000
 
@@ -71,7 +71,7 @@ def one_batch(store: object, cache: object, first: int, parts: dict[str, list[fl
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--history", type=int, default=1_000_000, help="runs already stored (default 1,000,000)")
     ap.add_argument("--quick", action="store_true", help="a history of 200,000 runs")
     ap.add_argument("--cache-values", type=int, default=None,

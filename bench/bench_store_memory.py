@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from anchor import interleave, line, loadavg, median, proc_peak_rss_mb, proc_rss_mb, runs
+from podtax.oneline_args import OneLineParser
 
 BATCH = 1000
 
@@ -57,7 +58,7 @@ def measure(count: int, vacuum_tasks: int | None, out: list[dict[str, float]]) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=100_000, help="results a run stores (default 100,000)")
     ap.add_argument("--quick", action="store_true", help="40,000 results a run (the first merges show by then)")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)

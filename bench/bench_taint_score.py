@@ -22,6 +22,7 @@ from typing import Any
 
 from anchor import interleave, line, loadavg, median, runs
 from podtax.events import NodeScore, now
+from podtax.oneline_args import OneLineParser
 from podtax_scheduler.affinity_score import InterPodAffinityScore
 from podtax_scheduler.algorithm import decide
 from podtax_scheduler.model import PodInfo
@@ -94,7 +95,7 @@ class Case:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--decisions", type=int, default=100, help="decisions timed per run")
     args = ap.parse_args(argv)

@@ -16,7 +16,6 @@ volume costs.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import httpx
 import yaml
+from podtax.oneline_args import OneLineParser
 
 NS = "default"
 CLUSTER_K8S = {"nodes": [{"name": "n1"}], "storageClasses": [{
@@ -176,7 +176,7 @@ def summary(name: str, runs: list[dict]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = OneLineParser(description=__doc__.splitlines()[0])
     p.add_argument("--volumes", type=int, default=1000)
     p.add_argument("--concurrency", type=int, default=50)
     p.add_argument("--runs", type=int, default=3)

@@ -14,7 +14,6 @@ Target: >= 500 volumes/s and O(1) requests per volume. No assertions.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -31,6 +30,7 @@ import yaml
 from kubernetes import client, config
 from podtax import config as podtax_config
 from podtax import events, natsserver, templates
+from podtax.oneline_args import OneLineParser
 from podtax_runner.controlplane.execute import execute
 from podtax_runner.controlplane.nomad import NomadConfig, volume_body
 
@@ -124,7 +124,7 @@ def anchor(backend: str, rep: int, count: int, concurrency: int, kubeconfig: Pat
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--reps", type=int, default=3)

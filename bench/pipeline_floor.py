@@ -14,7 +14,6 @@ No decoding, no validation, no statistics: the upper bound of the same topology 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable
@@ -25,6 +24,7 @@ import nats
 import numpy as np
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
+from podtax.oneline_args import OneLineParser
 from podtax_analyzer import duckcon
 
 STREAM = "FLOOR"
@@ -128,7 +128,7 @@ def _insert(con: duckdb.DuckDBPyConnection, columns: dict[str, np.ndarray]) -> N
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("role", choices=["relay", "store"])
     ap.add_argument("url")
     ap.add_argument("path", type=Path, help="relay: the result payload file; store: the DuckDB file")

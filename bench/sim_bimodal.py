@@ -7,10 +7,10 @@ Sarle's coefficient over 5/9, or p < 0.01; not at the printing resolution); "aft
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
 
 import numpy as np
+from podtax.oneline_args import OneLineParser
 from podtax_analyzer.stats.modes import check_unimodality
 
 
@@ -25,7 +25,7 @@ def _rates(draw: Callable[[], np.ndarray], samples: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()

@@ -10,13 +10,13 @@ usage mistake. A pin that exists on amd64 only would break the arm64 (Raspberry 
 
 from __future__ import annotations
 
-import argparse
 import lzma
 import re
 import sys
 from pathlib import Path
 
 import httpx
+from podtax.oneline_args import OneLineParser
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILES = (ROOT / "deploy" / "bench-image" / "Dockerfile", ROOT / "services" / "host_agent" / "Dockerfile")
@@ -58,7 +58,7 @@ def fetch_index(mirror: str, suite: str, arch: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="check_debian_pins", description=__doc__.splitlines()[0])
+    ap = OneLineParser(prog="check_debian_pins", description=__doc__.splitlines()[0])
     ap.add_argument("--arch", default="amd64,arm64", help="architectures to check (comma-separated)")
     ap.add_argument("--mirror", default="http://deb.debian.org/debian")
     ap.add_argument("--suite", default="bookworm")

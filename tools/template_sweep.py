@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from podtax import events, templates
+from podtax.oneline_args import OneLineParser
 from podtax.parsers import ParseFailure, parse_run
 from podtax_host_agent.execute import run_template, target_problem
 
@@ -179,13 +180,33 @@ def judge(test: str, params: dict[str, Any], workdir: Path, timeout_s: float, sl
     return "ok", took, f"{primary}={value:g}" + (f" flags={list(parsed.flags)}" if parsed.flags else "")
 
 
+def _seconds(above: float | None) -> Any:
+    """argparse's `type=` for a number of seconds: finite, and > `above` (>= 0 when `above` is None)."""
+
+    def parse(value: str) -> float:
+        try:
+            seconds = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+        low_ok = seconds >= 0 if above is None else seconds > above
+        if not (math.isfinite(seconds) and low_ok):
+            raise argparse.ArgumentTypeError(f"{value!r}: give a finite number of seconds, "
+                                             + ("0 or more" if above is None else f"more than {above:g}"))
+        return seconds
+
+    return parse
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated template names (default: all host templates)")
-    ap.add_argument("--timeout", type=float, default=30.0, help="seconds before a run is killed")
-    ap.add_argument("--slack", type=float, default=5.0, help="seconds over 3x the duration parameter allowed")
+    ap.add_argument("--timeout", type=_seconds(0.0), default=30.0, help="seconds before a run is killed")
+    ap.add_argument("--slack", type=_seconds(None), default=5.0, help="seconds over 3x the duration parameter allowed")
     args = ap.parse_args(argv)
     only = {t for t in args.only.split(",") if t}
+    known = sorted({test for test, _ in combinations()})
+    if only - set(known):
+        ap.error(f"--only: unknown template {', '.join(sorted(only - set(known)))}; use some of: {', '.join(known)}")
     tally: Counter[str] = Counter()
     versions: dict[str, str | None] = {}
     with tempfile.TemporaryDirectory(prefix="podtax-sweep-") as tmp:
