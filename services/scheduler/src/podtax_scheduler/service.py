@@ -170,6 +170,10 @@ async def serve(settings: SchedulerConfig, stop: asyncio.Event,
     """Run until `stop` is set."""
     quiet_retries()
     profile = load_profile(settings.scheduler_profile)
+    # the kubeconfig is read before NATS is asked: one that is not a kubeconfig (binary, empty, tab-indented) was
+    # reported after a dead NATS, as "cannot reach NATS" exit 1, not as the file to fix (sweep hU)
+    api = api_client(settings.scheduler_kubeconfig, pool=settings.scheduler_binders + 4)
+    watch_api = api_client(settings.scheduler_kubeconfig, pool=4)
     bus = await Bus.connect(settings.nats_url, f"{SOURCE}/{settings.scheduler_identity}",
                             auth=natsauth.connect_options(settings))
     scheduler: Scheduler | None = None
@@ -197,8 +201,6 @@ async def serve(settings: SchedulerConfig, stop: asyncio.Event,
             fut: Future[None] = asyncio.run_coroutine_threadsafe(bus.publish(event), loop)
             fut.add_done_callback(lambda f: f.exception() and log.warning("PlacementMade: %s", f.exception()))
 
-        api = api_client(settings.scheduler_kubeconfig, pool=settings.scheduler_binders + 4)
-        watch_api = api_client(settings.scheduler_kubeconfig, pool=4)
         kube = Kube(api, settings.scheduler_identity)
         elector: Elector = AlwaysLeader()
         if settings.scheduler_leader_elect:
