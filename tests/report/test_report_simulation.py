@@ -3,9 +3,16 @@ simulation, run as its own command against the real analyzer app) becomes a sect
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 from podtax.cli.main import main
+
+PODTAX = str(Path(sys.executable).with_name("podtax"))
 
 WORKLOAD = """
 nodes: {cpu: "4", memory: 16Gi}
@@ -51,4 +58,40 @@ def test_a_bad_workload_is_one_clear_line(served, tmp_path, capsys):
                  "--api", served.url]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: --simulate: the workload ") and "workload" in err[0], err
+    assert not (tmp_path / "x.html").exists()
+
+
+BAD_WORKLOADS = [
+    # name, content, what the one line says
+    ("garbage.bin", b"\xa4\x00\xff", "the workload garbage.bin is not UTF-8 text (byte 0)"),
+    ("tabs.yaml", b"duration_s: 300\nclasses:\n\t- test: fio\n", "YAML does not allow tabs for indentation"),
+    ("list.yaml", b"- 1\n- 2\n", "the workload list.yaml is not a YAML mapping"),
+    ("invalid.yaml", b"classes: []\n", "the workload invalid.yaml is invalid: "),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "said"), BAD_WORKLOADS, ids=[w[0] for w in BAD_WORKLOADS])
+def test_a_bad_workload_is_said_before_the_analyzer_is_asked(tmp_path: Path, name: str, content: bytes,
+                                                              said: str) -> None:
+    """With the analyzer down, a workload file that does not validate was reported as "cannot reach the analyzer",
+    exit 1: the page was asked for before the simulation read its file (sweep hU). Through the `podtax` script."""
+    (tmp_path / name).write_bytes(content)
+    env = {**os.environ, "PODTAX_API_URL": "http://127.0.0.1:9"}
+    done = subprocess.run([PODTAX, "report", "base", "--html", "x.html", "--simulate", name], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --simulate: ") and said in lines[0], done.stderr
+    assert "analyzer" not in done.stderr
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_the_analyzer_down_is_still_said_with_a_good_workload(tmp_path: Path) -> None:
+    (tmp_path / "w.yaml").write_text(WORKLOAD)
+    env = {**os.environ, "PODTAX_API_URL": "http://127.0.0.1:9"}
+    done = subprocess.run([PODTAX, "report", "base", "--html", "x.html", "--simulate", "w.yaml"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and "cannot reach the analyzer" in lines[0], done.stderr
     assert not (tmp_path / "x.html").exists()

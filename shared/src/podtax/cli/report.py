@@ -67,13 +67,15 @@ def _write_html(path: Path, campaign: str, api: str | None, threshold: float, co
     from podtax.cli.export import fetch, writable, write_file
 
     writable(path)  # before the analyzer renders the page
-    params = {"threshold": threshold, "correction": correction, **({"compare": compare} if compare else {})}
-    page = fetch(f"/report/{quote(campaign, safe='')}", params, api=api).content
-    if simulate is not None:
-        try:
+    result = None
+    if simulate is not None:  # first: it reads the workload file before it asks the analyzer, whose being down was
+        try:                  # said before a workload that does not validate (exit 1, not 2; sweep hU)
             result = report_simulation.run(campaign, simulate, seeds, api)
         except report_simulation.SimulationFailed as exc:  # a workload that does not validate: a usage mistake, 2
-            raise fail(f"--simulate: {exc}", exc.code) from None
+            raise fail(f"--simulate: {exc}" if exc.code == 2 else str(exc), exc.code) from None
+    params = {"threshold": threshold, "correction": correction, **({"compare": compare} if compare else {})}
+    page = fetch(f"/report/{quote(campaign, safe='')}", params, api=api).content
+    if simulate is not None and result is not None:
         page = report_simulation.insert(page, report_simulation.section(result, simulate))
     write_file(path, page)
     typer.echo(f"wrote {path}")
