@@ -6,6 +6,7 @@ statuses a run goes through.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Any, Literal
 
@@ -73,3 +74,12 @@ def cell_key(run: events.RunSpec) -> str:
 
 def dump(model: BaseModel) -> bytes:
     return model.model_dump_json(exclude_defaults=True).encode()
+
+
+def cell_doc_key(campaign: str, key: str) -> str:
+    return f"cell.{campaign}.{hashlib.sha1(key.encode()).hexdigest()[:16]}"
+
+
+def is_legacy(header: dict[str, Any]) -> bool:
+    """A campaign saved in the format before per-run documents: one value holding every run."""
+    return isinstance(header.get("runs"), dict)

@@ -20,7 +20,7 @@ from podtax.busmessages import NATS_AWAY
 from podtax.config import RunnerSettings
 from podtax.natsagain import Stopped
 
-from podtax_runner import catchup, clockjump, fullness, kept, outbox, saved, simulate, spool
+from podtax_runner import catchup, clockjump, documents, fullness, kept, outbox, saved, simulate, spool
 from podtax_runner.controlplane.dispatch import EXECUTING_S, ControlPlaneExecutor
 from podtax_runner.handlers import Handlers
 from podtax_runner.kube import KubeExecutor
@@ -108,7 +108,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
         for _, value in await self._values("campaign.*"):
             header = json.loads(value)
             name = header["name"]
-            legacy = CampaignState.is_legacy(header)
+            legacy = documents.is_legacy(header)
             if header.get("finished_at") and not legacy:  # nothing left to do: its runs are not read
                 self.finished.add(name)
                 continue

@@ -15,7 +15,6 @@ are in documents.py.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from collections.abc import Collection, Iterable
@@ -78,14 +77,9 @@ class CampaignState:
         state._dirty_runs = set(state.runs)
         return state
 
-    @staticmethod
-    def is_legacy(header: dict[str, Any]) -> bool:
-        """A campaign saved in the format before per-run documents: one value holding every run."""
-        return isinstance(header.get("runs"), dict)
-
     @classmethod
     def from_documents(cls, header: dict[str, Any], runs: Iterable[bytes], cells: Iterable[bytes]) -> CampaignState:
-        if cls.is_legacy(header):
+        if documents.is_legacy(header):
             return cls.from_legacy(header)
         return cls(Header.model_validate(header), (RunState.model_validate_json(r) for r in runs),
                    (CellState.model_validate_json(c) for c in cells))
@@ -173,16 +167,13 @@ class CampaignState:
     def cancelled_at(self) -> datetime | None:
         return self.header.cancelled_at
 
-    def cell_doc_key(self, key: str) -> str:
-        return f"cell.{self.name}.{hashlib.sha1(key.encode()).hexdigest()[:16]}"
-
     def dirty_documents(self) -> list[tuple[str, bytes]]:
         """KV (key, value) pairs that changed since :meth:`clear_dirty`: runs and cells first, header last."""
         docs = [(f"run.{self.name}.{rid}", documents.dump(self.runs[rid])) for rid in sorted(self._dirty_runs)]
         for key in sorted(self._dirty_cells):
             cell = CellState(key=key, reps=self.reps[key], settled=key in self.settled_cells,
                              last_stats=self.last_stats.get(key))
-            docs.append((self.cell_doc_key(key), documents.dump(cell)))
+            docs.append((documents.cell_doc_key(self.name, key), documents.dump(cell)))
         docs.append((f"campaign.{self.name}", documents.dump(self.header)))
         return docs
 
