@@ -41,6 +41,12 @@ USAGE_ERRORS = [
     (["up", "--node", "", "--data-dir", "/dev/null"], "'' is not a node name"),
     (["up", "--node", "my node", "--data-dir", "/dev/null"], "'my node' is not a node name"),
     (["up", "--node", "vm\n", "--data-dir", "/dev/null"], "'vm\\n' is not a node name"),
+    # it takes '_', which Kubernetes refuses: it said "as Kubernetes names its nodes" (sweep hU)
+    (["up", "--node", "-vm", "--data-dir", "/dev/null"],
+     "as `podtax up --node` takes them (Kubernetes itself takes no '_')"),
+    (["scores", "--node", "vm_"], "'vm_' is not a node name (letters, digits and '-_.', starting and ending with "
+                                  "a letter or digit, as `podtax up --node` takes them (Kubernetes itself takes no "
+                                  "'_'))"),
     # the same names as filters: they were sent to the analyzer, and an empty one (an unset $N) got "no results yet"
     # or "no node scores yet" beside stored ones (audit hD)
     (["results", "--node", ""], "'' is not a node name"),

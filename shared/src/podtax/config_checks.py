@@ -164,7 +164,8 @@ def host_names(value: str) -> frozenset[str]:
 
 
 
-NODE_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$"  # a node name, as Kubernetes names nodes
+# a node name, as `podtax up --node` takes them (Kubernetes itself takes no '_')
+NODE_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$"
 
 
 def host_node() -> str:

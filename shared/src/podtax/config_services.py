@@ -31,7 +31,7 @@ class HostAgentSettings(Common):
     agent_node: str = Field(default_factory=host_node, min_length=1, max_length=253, pattern=NODE_PATTERN,
                             description="Node name this agent answers for (defaults to the hostname in lowercase, "
                                         "as kubelet registers it): lowercase letters, digits and `-_.`, as "
-                                        "Kubernetes names its nodes.")
+                                        "`podtax up --node` takes them (Kubernetes itself takes no `_`).")
     agent_workdir: Path = Field(Path("/var/tmp/podtax"), description="Scratch directory (fio files).")
     agent_output_cap_bytes: int = Field(
         512_000, ge=10_000, le=50_000_000,

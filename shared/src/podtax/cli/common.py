@@ -122,7 +122,8 @@ def node_name(value: str | None) -> str | None:
     empty or mistyped name asked the analyzer and got "no results yet". None (an option not given) passes."""
     if value is not None and not re.fullmatch(NODE_PATTERN, value):
         raise typer.BadParameter(f"{value!r} is not a node name (letters, digits and '-_.', starting and ending "
-                                 f"with a letter or digit, as Kubernetes names its nodes)")
+                                 f"with a letter or digit, as `podtax up --node` takes them (Kubernetes itself "
+                                 f"takes no '_'))")
     if value is not None and (problem := capitals_problem(value)):
         raise typer.BadParameter(problem)
     return value

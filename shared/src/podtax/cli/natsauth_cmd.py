@@ -41,7 +41,7 @@ def node_entry(node: str, password: str | None) -> str:
 @nats_auth_app.command("node")
 def node(
     name: str = typer.Argument(..., callback=node_name, metavar="NAME",
-                               help="the node's name, as Kubernetes names it (PODTAX_AGENT_NODE)"),
+                               help="the node's name, as `podtax up --node` takes it (PODTAX_AGENT_NODE)"),
     from_env: bool = typer.Option(False, "--from-env",
                                   help="the entry reads the password from the NATS server's environment "
                                        "(deploy/k8s: a key of the Secret podtax-nats-users) instead of holding it"),
