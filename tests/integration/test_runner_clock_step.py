@@ -3,7 +3,8 @@ is not expired as no-report (and requested again while the first attempt may sti
 Before (clockjump.py), the run's deadline, wall-clock, had passed at the next tick: failed no-report, retried.
 A time recorded between the step and the next tick (a report, an outcome, the end of the restart's catch-up) is read
 after the step is taken out, not moved a second time; the times moved are saved, so a runner restarted after the step
-counts from them; the spacing between runs is moved too.
+counts from them; the spacing between runs is moved too, and a restarted runner counts it from the restart at the
+latest (after a backward step, before the restart or while it was down).
 The clocks are injected (podtax.events.now, clockjump.monotonic); real nats-server, the real runner in this process."""
 
 from __future__ import annotations
@@ -145,5 +146,39 @@ async def test_the_spacing_between_runs_moves_with_a_step(nats_url: str, monkeyp
         at(timedelta(seconds=85), 85.0)
         await runner.tick()
         assert state.in_flight("n1") is not None, "not sent 35 s after the outcome"  # before: 2 h later
+    finally:
+        await bus.close()
+
+
+@pytest.mark.parametrize("seen", [True, False])
+async def test_a_runner_restarted_after_a_backward_step_spaces_runs_from_the_restart(
+        nats_url: str, monkeypatch: pytest.MonkeyPatch, seen: bool) -> None:
+    """Before, the restarted runner counted the spacing from the saved finished_at, 2 h in its future after a -2 h
+    step (seen by the runner before the restart, or made while it was down): the node stalled for 2 h."""
+    at = Clocks(monkeypatch).at
+    bus = await Bus.connect(nats_url, "test/runner")
+    try:
+        name = f"back{int(seen)}"
+        runner, state = await planned_runner(bus, nats_url, name, ["n1"], reps=3, spacing="30s")
+        at(timedelta(0), 0.0)
+        await runner.tick()
+        flying = state.in_flight("n1")
+        assert flying is not None
+        at(timedelta(seconds=10), 10.0)
+        failure = events.RunFailed(run=flying.run, stage="agent", reason="test", detail="test")
+        await runner.on_outcomes([events.run_failed(failure, "test")])
+        if seen:
+            at(timedelta(hours=-2, seconds=20), 20.0)  # stepped 2 h back, seen by the runner
+            await runner.tick()
+        at(timedelta(hours=-2, seconds=25), 25.0)
+        again = await new_runner(bus)  # restarted
+        st = again.campaigns[name]
+        at(timedelta(hours=-2, seconds=50), 50.0)
+        await again.tick()
+        assert st.in_flight("n1") is None, "sent before its spacing from the restart"
+        at(timedelta(hours=-2, seconds=60), 60.0)  # 35 s after the restart
+        await again.tick()
+        assert st.in_flight("n1") is not None, "not sent 35 s after the restart"  # before: 2 h later
+        assert st.runs[flying.run.run_id].finished_at == state.runs[flying.run.run_id].finished_at, "moved"
     finally:
         await bus.close()

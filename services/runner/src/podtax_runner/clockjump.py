@@ -8,9 +8,11 @@ with how far the monotonic clock did: a difference beyond JUMP_S (either way) is
 times the deadlines of the runs in flight count from (dispatched, reported, resumed) are moved by it, so each is as
 far away in elapsed time as before; so does the spacing between runs. Every time recorded in the state (a dispatch,
 a report, an outcome, the end of a restart's catch-up) is read through the same reading (Handlers.now), after the
-step is taken out: read before it, it was moved a second time. The runs moved are saved then, so a runner restarted
-after a step counts from the moved times; a step while it is down (no monotonic reading spans a restart) is not
-seen (CampaignState.resumed_at gives every run in flight its grace then).
+step is taken out: read before it, it was moved a second time. The runs in flight moved are saved then, so a runner
+restarted after a step counts their deadlines from the moved times; a step while it is down (no monotonic reading
+spans a restart) is not seen: CampaignState.resumed gives every run in flight its grace from the restart, and the
+spacing counts from the restart at the latest (a finished run's time is not moved: after a backward step, in the
+future).
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
             runs = [] if legacy else [v for _, v in await self._values(f"run.{name}.*")]
             cells = [] if legacy else [v for _, v in await self._values(f"cell.{name}.*")]
             state = CampaignState.from_documents(header, runs, cells)
-            state.resumed_at = await self.now()
+            state.resumed(await self.now())
             self.campaigns[state.name] = state
             await self.save(state)  # a legacy state is rewritten as documents; otherwise only the header
         active = [c for c in self.campaigns.values() if c.finished_at is None]

@@ -195,6 +195,13 @@ class CampaignState:
         self._dirty_runs.update(self._inflight.values())
         return len(self._inflight)
 
+    def resumed(self, now: datetime) -> None:
+        """Taken back by a restarted runner at `now` (see resumed_at). The spacing counts from `now` at the latest: a
+        finished_at in the future (the clock stepped back, before the restart or while the runner was down) held the
+        node for the size of the step. The runs' finished_at (their progress seconds) stay as saved."""
+        self.resumed_at = now
+        self._last_finished = {node: min(t, now) for node, t in self._last_finished.items()}
+
     # ---------------------------------------------------------------- queries
 
     def in_flight(self, node: str) -> RunState | None:
