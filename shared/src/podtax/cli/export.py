@@ -8,11 +8,12 @@ statistics are computed.
 
 from __future__ import annotations
 
-import io
 import shutil
 import stat
+import tempfile
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import IO, Annotated, Any
 from urllib.parse import quote
@@ -45,6 +46,12 @@ def fetch(path: str, params: dict[str, Any] | None = None, *, api: str | None = 
             resp = httpx.get(f"{base}{path}", params=params, headers=api_headers(base), timeout=TIMEOUT)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise unreachable(base, exc) from None
+    _refuse(resp, base)
+    return resp
+
+
+def _refuse(resp: httpx.Response, base: str) -> None:
+    """Exit 1 with one line for an answer that is an error (404: the analyzer's detail, such as no campaign)."""
     if resp.status_code == 404:
         try:
             detail = resp.json().get("detail")
@@ -53,7 +60,43 @@ def fetch(path: str, params: dict[str, Any] | None = None, *, api: str | None = 
         raise fail(f"{detail or 'not found'} (asked the analyzer at {base})")
     if resp.status_code >= 400:
         raise fail(f"the analyzer answered {resp.status_code}: {resp.text[:500]}")
-    return resp
+
+
+def fetch_into(out: IO[bytes], path: str, params: dict[str, Any], *, api: str | None, kept: Path) -> None:
+    """GET ``path`` as `fetch`, its body written to ``out`` chunk by chunk as it comes (a 1,000,000-result
+    campaign's page is ~180 MB: never held whole). An answer cut short (the analyzer stopped or failed mid-way)
+    is one line saying ``kept`` was not touched, exit 1."""
+    base = api_url(api).rstrip("/")
+    try:
+        with waiting("waiting for the analyzer"), httpx.stream(
+                "GET", f"{base}{path}", params=params, headers=api_headers(base), timeout=TIMEOUT) as resp:
+            if resp.status_code >= 400:
+                resp.read()
+                _refuse(resp, base)
+            for chunk in resp.iter_bytes():
+                out.write(chunk)
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise unreachable(base, exc, again=f"{kept} is left as it was; run the command again once it answers"
+                          ) from None
+
+
+def download(path: str, params: dict[str, Any], target: Path, *, api: str | None,
+             then: Callable[[IO[bytes]], None] | None = None) -> None:
+    """Stream the analyzer's answer to ``path`` into a file beside ``target``, renamed over it only once whole:
+    a download that fails or is cut short leaves ``target`` as it was (a file there before is kept). ``then``:
+    called with that file, whole, before the rename (it may rewrite it)."""
+    writable(target)
+    tmp = _part(target)
+    try:
+        with tmp.open("w+b") as out:
+            fetch_into(out, path, params, api=api, kept=target)
+            if then is not None:
+                then(out)
+        tmp.replace(target)
+    except OSError as exc:
+        raise fail(f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def campaign_path(campaign: str, suffix: str) -> str:
@@ -122,13 +165,13 @@ def write_file(path: Path, content: bytes | IO[bytes]) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def unpack(content: bytes, folder: Path) -> list[Path]:
+def unpack(content: IO[bytes], folder: Path) -> list[Path]:
     """Unpack the analyzer's flat zip into ``folder`` (made if missing, in an existing folder); names with a
     folder part are refused, and so is any name that is already there as something else than a regular file
     (before anything is written)."""
     writable(folder, folder=True)
     try:
-        zf = zipfile.ZipFile(io.BytesIO(content))
+        zf = zipfile.ZipFile(content)
     except zipfile.BadZipFile:  # a web server there that is not the analyzer
         raise fail("the analyzer's answer is not a zip file; is PODTAX_API_URL (or --api) the analyzer?") from None
     with zf:
@@ -173,13 +216,21 @@ def export(
     params = {"threshold": threshold, "correction": correction}
     writable(chosen[0], folder=xlsx is None)  # before the analyzer makes the export
     if xlsx is not None:
-        write_file(xlsx, fetch(campaign_path(campaign, "export.xlsx"), params, api=api).content)
+        download(campaign_path(campaign, "export.xlsx"), params, xlsx, api=api)
         typer.echo(f"wrote {xlsx}")
         return 0
     fmt, folder = ("csv", csv) if csv is not None else ("parquet", parquet)
     assert folder is not None
-    resp = fetch(campaign_path(campaign, "export.zip"), {**params, "format": fmt}, api=api)
-    for path in unpack(resp.content, folder):
+    # the zip is spooled to an unnamed file beside the folder (gone however this ends), then unpacked from it
+    try:
+        with tempfile.TemporaryFile(dir=folder.resolve().parent) as spool:
+            fetch_into(spool, campaign_path(campaign, "export.zip"), {**params, "format": fmt}, api=api,
+                       kept=folder)
+            spool.seek(0)
+            paths = unpack(spool, folder)
+    except OSError as exc:  # the spool: a full disk
+        raise fail(f"cannot write {folder}: {exc.strerror or exc}") from None
+    for path in paths:
         typer.echo(f"wrote {path}")
     return 0
 

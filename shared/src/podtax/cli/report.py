@@ -64,7 +64,7 @@ def _from_db(db: Path, campaign: str, threshold: float, correction: str) -> dict
 def _write_html(path: Path, campaign: str, api: str | None, threshold: float, correction: str,
                 compare: str | None, simulate: Path | None = None, seeds: int = 10) -> int:
     from podtax.cli import report_simulation
-    from podtax.cli.export import fetch, writable, write_file
+    from podtax.cli.export import download, writable
 
     writable(path)  # before the analyzer renders the page
     result = None
@@ -74,10 +74,9 @@ def _write_html(path: Path, campaign: str, api: str | None, threshold: float, co
         except report_simulation.SimulationFailed as exc:  # a workload that does not validate: a usage mistake, 2
             raise fail(f"--simulate: {exc}" if exc.code == 2 else str(exc), exc.code) from None
     params = {"threshold": threshold, "correction": correction, **({"compare": compare} if compare else {})}
-    page = fetch(f"/report/{quote(campaign, safe='')}", params, api=api).content
-    if simulate is not None and result is not None:
-        page = report_simulation.insert(page, report_simulation.section(result, simulate))
-    write_file(path, page)
+    section = report_simulation.section(result, simulate) if simulate is not None and result is not None else None
+    download(f"/report/{quote(campaign, safe='')}", params, path, api=api,
+             then=None if section is None else lambda page: report_simulation.insert_into(page, section))
     typer.echo(f"wrote {path}")
     return 0
 

@@ -9,12 +9,13 @@ Pure formatting here; the numbers are the simulation's.
 from __future__ import annotations
 
 import html
+import io
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 COLUMNS = (("mean_jct_s", "mean JCT (s)", "{:,.1f}"), ("p95_jct_s", "p95 JCT (s)", "{:,.1f}"),
            ("makespan_s", "makespan (s)", "{:,.0f}"), ("jobs_per_h", "jobs/h", "{:,.1f}"),
@@ -65,9 +66,21 @@ def section(result: dict[str, Any], workload: Path) -> str:
             f'<table><thead><tr><th>policy</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></section>')
 
 
-def insert(page: bytes, fragment: str) -> bytes:
-    """The page with the fragment just before </body> (appended when there is none)."""
-    text = page.decode("utf-8")
-    at = text.rfind("</body>")
-    text = text + fragment if at < 0 else text[:at] + fragment + text[at:]
-    return text.encode("utf-8")
+TAIL = 65536  # where </body> is looked for first: the page's end
+
+
+def insert_into(page: IO[bytes], fragment: str) -> None:
+    """Put the fragment just before the page's last </body> (appended when there is none), in the page's file,
+    whole (it may be 180 MB): only what follows </body> is read and written again."""
+    end = page.seek(0, io.SEEK_END)
+    start = max(0, end - TAIL)
+    page.seek(start)
+    at = page.read().rfind(b"</body>")
+    if at < 0 and start > 0:  # not in the tail: anywhere before, or nowhere
+        page.seek(0)
+        at, start = page.read().rfind(b"</body>"), 0
+    at = end if at < 0 else start + at
+    page.seek(at)
+    rest = page.read()
+    page.seek(at)
+    page.write(fragment.encode("utf-8") + rest)
