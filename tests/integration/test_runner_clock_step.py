@@ -4,7 +4,8 @@ Before (clockjump.py), the run's deadline, wall-clock, had passed at the next ti
 A time recorded between the step and the next tick (a report, an outcome, the end of the restart's catch-up) is read
 after the step is taken out, not moved a second time; the times moved are saved, so a runner restarted after the step
 counts from them; the spacing between runs is moved too, and a restarted runner counts it from the restart at the
-latest (after a backward step, before the restart or while it was down).
+latest (after a backward step, before the restart or while it was down); saving the moved runs stops at the first
+save that fails.
 The clocks are injected (podtax.events.now, clockjump.monotonic); real nats-server, the real runner in this process."""
 
 from __future__ import annotations
@@ -12,15 +13,21 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import signal
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
-from podtax import events, subjects
+from podtax import events, natsserver, subjects
 from podtax.bus import Bus
-from podtax_runner import clockjump
+from podtax_runner import clockjump, service
+from podtax_runner.state import CampaignState
 
+from tests.faults.drill import campaign_spec, seed_nodes
 from tests.integration.test_runner_faults import planned_runner
 from tests.integration.test_runner_host_resend import new_runner
+from tests.paused import pause
 
 
 class Clocks:
@@ -182,3 +189,41 @@ async def test_a_runner_restarted_after_a_backward_step_spaces_runs_from_the_res
         assert st.runs[flying.run.run_id].finished_at == state.runs[flying.run.run_id].finished_at, "moved"
     finally:
         await bus.close()
+
+
+async def test_saving_the_moved_runs_stops_at_the_first_failed_save(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Before, with NATS paused, each campaign moved by a step was tried in turn, each save waiting SAVE_TIMEOUT_S
+    under the lock (2 campaigns: a report took 30 s to record), and the failure was logged without its type (a
+    TimeoutError's message is empty): 'could not save the runs of a moved by the clock's step: '."""
+    at = Clocks(monkeypatch).at
+    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log")
+    bus = await Bus.connect(server.url, "test/runner")
+    try:
+        runner, _ = await planned_runner(bus, server.url, "a", ["n1"])
+        await seed_nodes(bus, ["n2"])
+        spec = {**campaign_spec("b", ["n2"], 2), "environments": ["host"]}
+        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="b", spec=spec)))
+        at(timedelta(0), 0.0)
+        await runner.tick()
+        assert runner.campaigns["a"].in_flight("n1") and runner.campaigns["b"].in_flight("n2")
+        tried, save = [], runner.save
+
+        async def counted(state: CampaignState) -> None:
+            tried.append(state.name)
+            await save(state)
+
+        runner.save = counted  # type: ignore[method-assign]
+        monkeypatch.setattr(service, "SAVE_TIMEOUT_S", 1.0)
+        await asyncio.to_thread(pause, server.proc.pid)
+        at(timedelta(hours=2), 1.0)
+        with caplog.at_level(logging.WARNING, "podtax.runner"):
+            await runner.now()
+        assert tried == ["a"], tried  # before: ["a", "b"]
+        assert "could not save the runs of a moved by the clock's step (TimeoutError: ): they and those of 1 " \
+               "other campaigns go with each one's next save" in caplog.text, caplog.text
+        assert any(k.startswith("run.b.") for k, _ in runner.campaigns["b"].dirty_documents()), "b's runs not dirty"
+    finally:
+        os.kill(server.proc.pid, signal.SIGCONT)
+        await bus.close()
+        server.stop()

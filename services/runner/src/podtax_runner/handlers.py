@@ -51,14 +51,18 @@ class Handlers:
         the previous reading first moves the times the runs in flight count from (clockjump.py; before, a time
         recorded between the step and the next tick was moved again then: a report's by 2 h held its node 2 h too
         long, or expired the run as it reported), then saves them (before, only the run's next write did: a runner
-        restarted meanwhile expired a run still running). A failed save leaves them to the campaign's next save."""
+        restarted meanwhile expired a run still running). A failed save leaves them, and those of the campaigns after it
+        (not tried: each save waits up to SAVE_TIMEOUT_S under the lock), to each campaign's next save."""
         now = self.steps.now(self.campaigns.values())
         moved, self.steps.moved = self.steps.moved, []
-        for state in moved:
+        for i, state in enumerate(moved):
             try:
                 await self.save(state)
             except Exception as exc:  # noqa: BLE001 - see above
-                log.warning("could not save the runs of %s moved by the clock's step: %s", state.name, exc)
+                log.warning("could not save the runs of %s moved by the clock's step (%s: %s): they and those of %d "
+                            "other campaigns go with each one's next save", state.name, type(exc).__name__, exc,
+                            len(moved) - i - 1)
+                break
         return now
 
     async def on_facts(self, event: events.Event) -> None:
