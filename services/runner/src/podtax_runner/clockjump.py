@@ -35,7 +35,7 @@ def monotonic() -> float:
 
 
 class Steps:
-    """The wall and monotonic clocks as read at the previous tick that read them."""
+    """The wall and monotonic clocks as last read: by Handlers.now, at each tick and each time recorded in between."""
 
     def __init__(self) -> None:
         self.last: tuple[datetime, float] | None = None
