@@ -4,6 +4,7 @@ campaign-to-campaign comparison. All are read-only GETs; the CLI fetches them (`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import IO, Literal
 from urllib.parse import quote
 
@@ -14,7 +15,7 @@ from starlette.background import BackgroundTask
 from podtax_analyzer.campaign_compare import compare_campaigns
 from podtax_analyzer.compare_models import CampaignChange
 from podtax_analyzer.comparisons import UnknownCampaign, compare_campaign
-from podtax_analyzer.exports import chunks, zip_file
+from podtax_analyzer.exports import NoRoom, chunks, zip_file
 from podtax_analyzer.html_report import html_file
 from podtax_analyzer.report_data import load_report_data
 
@@ -38,9 +39,14 @@ def _attachment(filename: str) -> dict[str, str]:
     return {"Content-Disposition": f"attachment; filename*=UTF-8''{quote(filename, safe='')}"}
 
 
-def _streamed(made: tuple[IO[bytes], int], media_type: str, headers: dict[str, str] | None = None) -> Response:
-    """A response made in a temporary file (exports.spooled), sent a chunk at a time, then closed (so deleted)."""
-    out, size = made
+def _streamed(make: Callable[[], tuple[IO[bytes], int]], media_type: str,
+              headers: dict[str, str] | None = None) -> Response:
+    """A response made in a temporary file (exports.spooled), sent a chunk at a time, then closed (so deleted).
+    507 (Insufficient Storage) naming TMPDIR when its disk is full."""
+    try:
+        out, size = make()
+    except NoRoom as exc:
+        raise HTTPException(status_code=507, detail=str(exc)) from None
     return StreamingResponse(chunks(out), media_type=media_type, background=BackgroundTask(out.close),
                              headers={**(headers or {}), "Content-Length": str(size)})
 
@@ -57,7 +63,7 @@ def html_report(request: Request, campaign: str, threshold: float = Threshold,
                   if compare else None)
     except UnknownCampaign as exc:
         raise _unknown(str(exc)) from None
-    return _streamed(html_file(data, change), "text/html")
+    return _streamed(lambda: html_file(data, change), "text/html")
 
 
 @router.get("/api/campaigns/{campaign}/export.xlsx", summary="The campaign as an Excel workbook",
@@ -83,7 +89,7 @@ def export_files(request: Request, campaign: str, format: Literal["csv", "parque
         report = compare_campaign(con, campaign, threshold=threshold, correction=correction)
     except UnknownCampaign:
         raise _unknown(campaign) from None
-    return _streamed(zip_file(con, report, format), "application/zip", _attachment(f"{campaign}-{format}.zip"))
+    return _streamed(lambda: zip_file(con, report, format), "application/zip", _attachment(f"{campaign}-{format}.zip"))
 
 
 @router.get("/api/compare", response_model=CampaignChange, summary="Did a cell's ratio change from BASE to NEW?")

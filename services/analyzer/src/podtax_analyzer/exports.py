@@ -9,6 +9,7 @@ latencies) and comparisons (the comparison table, as the API returns it). Served
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import math
 import re
@@ -193,16 +194,37 @@ def zip_file(con: duckdb.DuckDBPyConnection, report: CampaignReport, fmt: Format
     return spooled(lambda out: write_zip(con, report, fmt, out))
 
 
+class NoRoom(Exception):
+    """The filesystem of the temporary files (TMPDIR) is full: the API answers 507 with this text."""
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+_FULL_SAID = ("no space left", "quota exceeded")  # DuckDB's IOException carries strerror's text, not the errno
+
+
+def no_room(exc: BaseException) -> NoRoom | None:
+    """A NoRoom naming TMPDIR if `exc` says the disk (or the user's quota) is full, else None."""
+    said = " ".join(str(exc).split())
+    if (isinstance(exc, OSError) and exc.errno in _FULL) or (
+            isinstance(exc, duckdb.IOException) and any(full in said.lower() for full in _FULL_SAID)):
+        return NoRoom(f"no room for the export's temporary file in {tempfile.gettempdir()}: {said}; "
+                      "free space there or set TMPDIR to a folder with room")
+    return None
+
+
 def spooled(write: Callable[[IO[bytes]], None]) -> tuple[IO[bytes], int]:
-    """What `write` writes, in a temporary file (in memory up to SPOOL bytes, then on disk) read from its start,
-    and its size. The caller closes it, which deletes it."""
+    """What `write` writes, in a temporary file (in memory up to SPOOL bytes, then on disk in TMPDIR) read from its
+    start, and its size. The caller closes it, which deletes it. A full disk raises NoRoom (it was a bare 500)."""
     out = tempfile.SpooledTemporaryFile(max_size=SPOOL, prefix="podtax-export-")  # noqa: SIM115
     try:
         write(out)
         size = out.tell()
         out.seek(0)
-    except BaseException:
+    except BaseException as exc:
         out.close()
+        full = no_room(exc)
+        if full is not None:
+            raise full from exc
         raise
     return out, size
 

@@ -51,15 +51,19 @@ def fetch(path: str, params: dict[str, Any] | None = None, *, api: str | None = 
 
 
 def _refuse(resp: httpx.Response, base: str) -> None:
-    """Exit 1 with one line for an answer that is an error (404: the analyzer's detail, such as no campaign)."""
+    """Exit 1 with one line for an answer that is an error (404: the analyzer's detail, such as no campaign; 507:
+    its detail, the full folder of its temporary files)."""
+    if resp.status_code < 400:
+        return
+    try:
+        detail = resp.json().get("detail")
+    except (ValueError, AttributeError):
+        detail = None
     if resp.status_code == 404:
-        try:
-            detail = resp.json().get("detail")
-        except (ValueError, AttributeError):
-            detail = None
         raise fail(f"{detail or 'not found'} (asked the analyzer at {base})")
-    if resp.status_code >= 400:
-        raise fail(f"the analyzer answered {resp.status_code}: {resp.text[:500]}")
+    if isinstance(detail, str):
+        raise fail(f"the analyzer answered {resp.status_code}: {detail}")
+    raise fail(f"the analyzer answered {resp.status_code}: {resp.text[:500]}")
 
 
 def fetch_into(out: IO[bytes], path: str, params: dict[str, Any], *, api: str | None, kept: Path) -> None:
