@@ -303,3 +303,35 @@ def test_csv_rows_keep_their_order_past_one_row_group(tmp_path):
         runs = [(row["started_at"], row["run_id"]) for row in csv_module.DictReader(f)]
     assert runs == sorted(runs)
     con.close()
+
+
+def test_csv_rows_are_in_the_order_of_the_stored_values(tmp_path):
+    """runs.csv is ordered by start, then run id as stored, as runs.parquet: it was ordered by the written text,
+    where run id '+b' is "'+b" (formula-guarded) and came before '(a' started at the same time."""
+    import csv as csv_module
+    import sys
+    from pathlib import Path
+
+    from podtax_analyzer import duckcon
+    from podtax_analyzer.exports import FORMULA_FIRST, write_exports
+    from podtax_analyzer.report_models import CampaignReport
+
+    sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
+    from bench_comparisons import build
+
+    build(tmp_path / "ids.duckdb", 4, 4)  # r0..r3, all started at the same time
+    con = duckcon.connect(tmp_path / "ids.duckdb")
+    for run_id in ("+b", "(a"):
+        con.execute("INSERT INTO runs SELECT * REPLACE ($1 AS run_id, $1 AS event_id) FROM runs WHERE run_id = 'r0'",
+                    [run_id])
+    report = CampaignReport(campaign="bench", threshold=0.01, correction="holm", cells=[], summary=[])
+    write_exports(con, report, tmp_path / "csv", "csv")
+    write_exports(con, report, tmp_path / "parquet", "parquet")
+    parquet = con.execute(f"SELECT * FROM '{tmp_path / 'parquet' / 'runs.parquet'}'")
+    columns, ids = [d[0] for d in parquet.description], [row[0] for row in parquet.fetchall()]
+    con.close()
+    assert ids == ["(a", "+b", "r0", "r1", "r2", "r3"]
+    with (tmp_path / "csv" / "runs.csv").open() as f:
+        rows = list(csv_module.reader(f))
+    assert rows[0] == columns  # __pos is not written
+    assert [row[0] for row in rows[1:]] == [f"'{i}" if i[0] in FORMULA_FIRST else i for i in ids]  # before: "'+b" first

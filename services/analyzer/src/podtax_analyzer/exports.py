@@ -126,10 +126,16 @@ def _as_text(con: duckdb.DuckDBPyConnection, query: str, params: list) -> str:
 
 def _copy(con: duckdb.DuckDBPyConnection, query: str, params: list, path: Path, fmt: Format, order: str = "") -> None:
     """COPY `query`'s rows, by `order` (an ORDER BY list of its columns), to `path`. The order is the outermost
-    clause: an ORDER BY inside _as_text's wrapping was lost past one row group (122,880 rows), in parallel."""
+    clause: an ORDER BY inside _as_text's wrapping was lost past one row group (122,880 rows), in parallel. A CSV's
+    rows are ordered by their position in `order` of the values as stored (__pos, not written): ordered by the
+    written text, run id '+b' (written "'+b") came before '(a', which Parquet writes first."""
+    if fmt == "csv" and order:
+        query = f"SELECT *, row_number() OVER (ORDER BY {order}) AS __pos FROM ({query})"
     if fmt == "csv":  # Parquet keeps its types, and the text as it is
         query = _as_text(con, query, params)
-    if order:
+    if fmt == "csv" and order:
+        query = f"SELECT * EXCLUDE (__pos) FROM ({query}) ORDER BY __pos"
+    elif order:
         query = f"SELECT * FROM ({query}) ORDER BY {order}"
     con.execute(f"COPY ({query}) TO '{path.as_posix()}' {_OPTIONS[fmt]}", params)
 
