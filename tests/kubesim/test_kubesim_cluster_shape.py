@@ -27,6 +27,10 @@ CASES = [
     # an AttributeError's traceback before (fxU, session 56)
     ("nodes:\n  - name: n-{i}-{i.x}\n    count: 2\n", "name 'n-{i}-{i.x}' may hold '{i}' or '{i:03d}'"),
     ("nodes:\n  - name: n1\n  - name: n1\n", "nodes[1]: a second node named 'n1'"),
+    # YAML kept the last of a key given twice: the first `nodes:` list was dropped without a word (sweep hU)
+    ("nodes:\n  - name: n1\nnodes:\n  - name: n2\n",
+     "line 3: key 'nodes' appears twice in the same mapping (first on line 1); keep one of them"),
+    ("nodes:\n  - name: n1\n    name: n2\n", "line 3: key 'name' appears twice in the same mapping (first on line 2)"),
     ("nodes:\n  - name: Bad Name\n", "'Bad Name' is not a node name"),
     ("nodes:\n  - name: -n\n", "as `podtax up --node` takes them (Kubernetes itself takes no '_'))"),
     ("nodes:\n  - name: n1\n    capacity: 4\n", "nodes[0]: 'capacity' must be a mapping, got 4"),

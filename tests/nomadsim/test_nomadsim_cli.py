@@ -31,6 +31,13 @@ def test_usage_error_is_one_line_exit_2(capsys) -> None:
     ("", "must be a mapping"),
     (None, "No such file"),
     ("/", "Is a directory"),
+    # taken without a word before (sweep hU): a misspelt `plugin:` served the default plugin, and YAML kept the last
+    # of a key given twice
+    ("plugin:\n  - id: x\n", "bad.yaml: unknown key(s) plugin; a cluster file has region, datacenter, namespaces, "
+                                "acl, seed, plugins, faults"),
+    ("region: a\nplugins: []\nregion: b\n", "bad.yaml: line 3: key 'region' appears twice in the same mapping "
+                                            "(first on line 1); keep one of them"),
+    ("plugins:\n  - id: a\n    id: b\n", "bad.yaml: line 3: key 'id' appears twice"),
 ])
 def test_bad_cluster_file_is_a_usage_mistake(tmp_path: Path, capsys, text: str | None, says: str) -> None:
     """Exit 2 and one line before anything starts, as podtax-kubesim's --cluster (it was exit 1 from the server)."""

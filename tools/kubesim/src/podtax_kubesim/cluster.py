@@ -29,7 +29,25 @@ SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"]
 # A node is a few hundred bytes to 1 KB of YAML (5,000 nodes with ten labels each, written one by one: 4.3 MB); PyYAML
 # took minutes over a 50 MB file. libyaml's loader (when PyYAML has it) reads that 4.3 MB file in 3.3 s against 8.8.
 MAX_CLUSTER_BYTES = 16 * 1024 * 1024
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class RepeatedKey(yaml.YAMLError):
+    """A key given twice in one mapping of a cluster file: its words name the line of each."""
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The safe loader (libyaml's when present) refusing a key repeated in one mapping: YAML keeps the last value
+    without a word (`nodes:` twice served the second list only; sweep hU, session 56)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first: dict[Any, int] = {}
+        for key, _ in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                if (key.tag, key.value) in first:
+                    raise RepeatedKey(f"line {key.start_mark.line + 1}: key {key.value!r} appears twice in the same "
+                                      f"mapping (first on line {first[key.tag, key.value]}); keep one of them")
+                first[key.tag, key.value] = key.start_mark.line + 1
+        return super().construct_mapping(node, deep)
 
 
 def read_yaml(path: Path | str) -> Any:
@@ -42,7 +60,9 @@ def read_yaml(path: Path | str) -> Any:
                          "of a few hundred bytes per node; write nodes alike as one entry with `count: N` and `{i}` "
                          "in its name (name: worker-{i}, count: 5000), or give the cluster file")
     try:
-        return yaml.load(data.decode(), Loader=_LOADER)  # noqa: S506 - a safe loader (libyaml's when present)
+        return yaml.load(data.decode(), Loader=_Loader)  # noqa: S506 - a safe loader (libyaml's when present)
+    except RepeatedKey as exc:
+        raise ValueError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:  # a traceback before (audit)
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 1})" if where is not None else ""

@@ -22,10 +22,17 @@ def numbered(name: str) -> bool:
         return False
 
 
+def unknown_keys(data: dict[str, Any], keys: tuple[str, ...], where: str) -> str | None:
+    """The line for a cluster file's top-level keys not among `keys` (kubesim's, nomadsim's), or None."""
+    if unknown := sorted(str(k) for k in data if k not in keys):
+        return f"{where}: unknown key(s) {', '.join(unknown)}; a cluster file has {', '.join(keys)}"
+    return None
+
+
 def problem(data: dict[str, Any], where: str) -> str | None:
     """What is wrong with a cluster file's nodes, simulation, provisioner and namespaces, or None."""
-    if unknown := sorted(str(k) for k in data if k not in _KEYS):  # `node:` for `nodes:` served no node
-        return f"{where}: unknown key(s) {', '.join(unknown)}; a cluster file has {', '.join(_KEYS)}"
+    if unknown := unknown_keys(data, _KEYS, where):  # `node:` for `nodes:` served no node
+        return unknown
     for key in ("simulation", "provisioner"):
         if data.get(key) is not None and not isinstance(data[key], dict):
             return f"{where}: '{key}' must be a mapping, got {data[key]!r}"

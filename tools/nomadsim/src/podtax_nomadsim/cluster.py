@@ -41,6 +41,7 @@ from typing import Any
 
 from podtax_kubesim import faults
 from podtax_kubesim.cluster import read_yaml
+from podtax_kubesim.cluster_checks import unknown_keys
 
 Obj = dict[str, Any]
 REFUSE = "refuseCreatesAfter"  # a fault of nomadsim's own; the hang knobs are kubesim's (podtax_kubesim.faults)
@@ -59,6 +60,7 @@ DEFAULT_CLUSTER: Obj = {
                  "createLatency": 0.0, "deleteLatency": 0.0}],
 }
 DISTRIBUTION_KEYS = ("createLatency", "deleteLatency")
+KEYS = ("region", "datacenter", "namespaces", "acl", "seed", "plugins", "faults")  # a cluster file's top level
 
 
 def load(cluster: Obj | Path | str | None) -> Obj:
@@ -68,9 +70,11 @@ def load(cluster: Obj | Path | str | None) -> Obj:
     elif isinstance(cluster, dict):
         data = copy.deepcopy(cluster)
     else:
-        data = read_yaml(cluster)  # a YAML error was a traceback
+        data = read_yaml(cluster)  # a YAML error was a traceback; a key given twice is refused there
     if not isinstance(data, dict):
         raise ValueError(f"{cluster}: a nomadsim cluster file must be a mapping with a 'plugins' list")
+    if isinstance(cluster, Path | str) and (why := unknown_keys(data, KEYS, str(cluster))):  # `plugin:` served the
+        raise ValueError(why)                                                               # default plugin
     return validate(data)
 
 
