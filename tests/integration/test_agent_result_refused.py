@@ -7,19 +7,26 @@ deliveries: BadRequestError: ... err_code=10054'). Real nats-server, the real ag
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import datetime as dt
 import logging
+import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from nats.js.api import StreamConfig
-from podtax import events, subjects
+from podtax import events, natsserver, subjects
 from podtax.bus import Bus
-from podtax_host_agent import outbox
+from podtax.natsagain import Stopped, watch_stop
+from podtax_host_agent import keptlogs, outbox, service
 
+from tests import paused
 from tests.integration.harness import wait_for
-from tests.integration.served_agent import NODE, ServedAgent, executed_fixture, served_agent_fixture  # noqa: F401
+from tests.integration.served_agent import NODE, SUBMITTED, ServedAgent, executed_fixture, served_agent_fixture  # noqa: F401
 from tests.integration.served_agent import run_spec as _run
 from tests.integration.test_runner_refusals_classified import limited
 
@@ -132,3 +139,109 @@ async def test_a_runs_failure_nats_refuses_is_said_in_one_line_with_its_fix(
         assert failed[0].exc_info is None, "said with a traceback"
     finally:
         await agent.stopped(errors_ok=True)
+
+
+async def test_of_two_attempts_kept_while_the_stream_refuses_them_only_the_later_is_published(
+        served_agent: tuple[Bus, ServedAgent, Any], tmp_path: Path, executed: list[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A max_msg_size below the log: the runner expired run r-1 as no-report and requested r-1-a2, measured and kept
+    too; once the limit was lifted both went and the analyzer stored two results of one planned run (review rO2:
+    PHASE2 logs=2). Now the earlier attempt's kept log is set aside (<run>.json.superseded), said once."""
+    caplog.set_level(logging.INFO, logger="podtax")
+    bus, agent, _ = served_agent
+    state = tmp_path / "state"
+    try:
+        await refused_while_running(bus, agent, executed, caplog, CASES["max_msg_size"][0])
+        again = _run("r-1-a2").model_copy(update={"attempt": 2, "params": {"max_prime": 2000, "events": 20,
+                                                                            "threads": 1}})
+        await bus.publish(events.run_requested(again, "podtax/runner"))  # the runner's retry of the expired run
+        await wait_for(lambda: "NATS refuses the log of run r-1-a2" in caplog.text, 120, "the retry's refusal said")
+        assert executed == ["r-1", "r-1-a2"] and sorted(outbox.kept(state)) == ["r-1", "r-1-a2"]
+        await restrict(bus, CASES["max_msg_size"][2])  # lifted, the agent still serving
+        await wait_for(lambda: outbox.kept(state) == [], 120, "the kept logs gone")
+        assert await stored(bus) == 1, "both attempts' logs published"
+        assert (state / "outbox" / "r-1.json.superseded").is_file()
+        said = [r.getMessage() for r in caplog.records if "the kept log of run r-1 is not published" in r.getMessage()]
+        assert len(said) == 1 and "its later attempt r-1-a2 is kept or was reported" in said[0], said
+    finally:
+        await agent.stopped(errors_ok=True)
+
+
+def kept_log(run: events.RunSpec) -> events.RawLogV1:
+    now = dt.datetime.now(dt.UTC)
+    return events.raw_log(events.RawLog(run=run, stdout="", exit_code=0, started_at=now, ended_at=now), "test")
+
+
+async def agent_keeping(bus: Bus, served: ServedAgent, *runs: events.RunSpec) -> service.Agent:
+    """NODE's agent (not served) knowing the events stream, a log of each of `runs` kept in its outbox."""
+    await bus.ensure_streams()
+    agent = service.Agent(served.settings, served.bus)
+    await agent.learn_stream()
+    for run in runs:
+        outbox.save(agent.state_dir, kept_log(run), agent.stream)
+    return agent
+
+
+async def test_a_flush_publishes_only_the_latest_attempt_of_a_run(
+        served_agent: tuple[Bus, ServedAgent, Any], caplog: pytest.LogCaptureFixture) -> None:
+    """Kept logs of attempts 1 and 2 of a run (their requests dead-lettered): the retry published both, two results of
+    one planned run (review rO2). Now only the later; a run id of another submission is another run."""
+    caplog.set_level(logging.INFO, logger="podtax")
+    bus, served, _ = served_agent
+    other = SUBMITTED + dt.timedelta(days=1)
+    runs = [_run("r-1"), _run("r-1-a2").model_copy(update={"attempt": 2}), _run("s-1"),
+            _run("s-1-a2", other).model_copy(update={"attempt": 2})]
+    agent = await agent_keeping(bus, served, *runs)
+    await keptlogs.flush(agent, "test")
+    assert await stored(bus) == 3, "an earlier attempt's log published"
+    assert outbox.kept(agent.state_dir) == [] and (agent.state_dir / "outbox" / "r-1.json.superseded").is_file()
+    said = [r.getMessage() for r in caplog.records if "is not published: its later attempt" in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith("test: the kept log of run r-1 is not published: its later attempt "
+                                                 "r-1-a2 is kept or was reported"), said
+
+
+async def test_a_stop_ends_a_flush_of_the_kept_logs_while_nats_hangs(
+        served_agent: tuple[Bus, ServedAgent, Any], nats_server: natsserver.NatsServer,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """NATS hanging (SIGSTOP), the agent told to stop during a flush: every kept log after waited for NATS in turn
+    (natsagain.Stopped caught as a failure: 30 logs took 15 s, 100+ passed systemd's 90 s). Now the flush ends."""
+    caplog.set_level(logging.INFO, logger="podtax")
+    bus, served, _ = served_agent
+    agent = await agent_keeping(bus, served, *(_run(f"k-{i}") for i in range(5)))
+    stop = asyncio.Event()
+    watch_stop(stop)
+    paused.pause(nats_server.proc.pid)
+    try:
+        flushing = asyncio.create_task(keptlogs.flush(agent, "test"))
+        await asyncio.sleep(0.5)  # the first publish waits for NATS
+        stop.set()
+        with contextlib.suppress(Stopped):
+            await asyncio.wait_for(flushing, 120)
+    finally:
+        os.kill(nats_server.proc.pid, signal.SIGCONT)
+    tried = [r.getMessage() for r in caplog.records if "is still not published" in r.getMessage()]
+    assert tried == [], tried
+    assert len(outbox.kept(agent.state_dir)) == 5
+
+
+async def test_the_retry_publishes_no_kept_log_into_a_stream_made_again(
+        served_agent: tuple[Bus, ServedAgent, Any], monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The events stream deleted and made again (NATS reset) while the agent runs: the retry published the log kept
+    under the earlier one into the new one. Now it publishes none and says so once."""
+    caplog.set_level(logging.INFO, logger="podtax")
+    bus, served, _ = served_agent
+    agent = await agent_keeping(bus, served, _run("r-1"))
+    await bus.js.delete_stream(subjects.STREAM)
+    await bus.ensure_streams()
+    monkeypatch.setattr(outbox, "RETRY_S", 0.2)
+    stop = asyncio.Event()
+    retrying = asyncio.create_task(keptlogs.retry_loop(agent, stop))
+    try:
+        await wait_for(lambda: "NATS was reset" in caplog.text or not outbox.kept(agent.state_dir), 60, "the retry")
+        await asyncio.sleep(1)  # a few retries more: said once
+    finally:
+        stop.set()
+        await asyncio.wait_for(retrying, 60)
+    assert await stored(bus) == 0 and outbox.kept(agent.state_dir) == ["r-1"]
+    assert caplog.text.count("NATS was reset") == 1

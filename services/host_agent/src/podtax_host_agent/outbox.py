@@ -35,6 +35,7 @@ log = logging.getLogger("podtax.host_agent")
 FOLDER = "outbox"
 ASIDE = ".earlier-nats"  # the suffix of a log set aside, kept under another NATS
 UNVERIFIED = ".unknown-nats"  # the suffix of a log set aside, its request back while the events stream was unknown
+SUPERSEDED = ".superseded"  # the suffix of a log set aside, a later attempt of its run kept or reported (keptlogs)
 BAD = ".bad"  # the suffix of a kept file that does not decode
 RETRY_S = 10.0  # how often the kept logs are tried again while any is kept (keptlogs.retry_loop)
 SLACK_BYTES = 4 << 20  # a kept file is read up to the agent's output cap and this (JSON, the event around the output)
@@ -162,6 +163,11 @@ def set_aside_unverified(state_dir: Path, run_id: str) -> Path | None:
         return _rename(_path(state_dir, run_id), UNVERIFIED)
     except FileNotFoundError:
         return None
+
+
+def set_aside_superseded(state_dir: Path, run_id: str) -> Path:
+    """Rename the kept log of `run_id` to `<run id>.json.superseded` (not published, not lost)."""
+    return _rename(_path(state_dir, run_id), SUPERSEDED)
 
 
 def _rename(path: Path, suffix: str) -> Path:

@@ -216,6 +216,8 @@ class Agent(NatsIdentity):
             log.warning("the kept log of run %s not published: the events stream is unknown, it may have been "
                         "measured under another NATS; set aside as %s, the run is measured again", run.run_id, where)
         if (kept := outbox.load(self.state_dir, run.run_id, self.settings.agent_output_cap_bytes)) is not None:
+            if keptlogs.set_aside_superseded(self, kept, outbox.kept(self.state_dir), f"run {run.run_id}"):
+                return  # an earlier attempt's request given again: its planned run is measured by the later one
             log.info("run %s was measured already; publishing its kept log instead of running it again", run.run_id)
             await self.report(kept)
             return
