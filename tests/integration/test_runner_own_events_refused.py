@@ -121,5 +121,10 @@ async def test_a_stream_max_msg_size_is_said_in_the_campaigns_state(
         doc = await Bus.kv_json(runner.kv, f"campaign.{SPEC['name']}") or {}
         assert doc.get("stalled") == says, doc.get("stalled")
         assert caplog.text.count(says) == 1, caplog.text
+        info.config.max_msg_size = bus.nc.max_payload * 8  # above what the server takes: it refuses nothing
+        await bus.js.update_stream(info.config)
+        await runner.tick()
+        doc = await Bus.kv_json(runner.kv, f"campaign.{SPEC['name']}") or {}
+        assert doc.get("stalled") is None, doc.get("stalled")
     finally:
         await bus.close()

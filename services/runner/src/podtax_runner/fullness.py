@@ -53,12 +53,13 @@ def stream_full(config_max_bytes: int | None, used: int, config_max_msgs: int | 
     return ""
 
 
-def stream_restricted(max_msg_size: int | None) -> str:
+def stream_restricted(max_msg_size: int | None, max_payload: int) -> str:
     """Why the events stream refuses some reports whatever its room ('' when it does not): a max_msg_size set (podtax
-    sets none): a report above it is refused, and its run expires as no-report and runs again (its agent keeps the
-    log, NATS never takes it). Said, not held: whether a report was refused is not known here. (A sealed stream
-    refuses the runner's own events too: said as those, Room.refused.)"""
-    if (max_msg_size or -1) > 0:
+    sets none) below the server's `max_payload` (one at or above it refuses nothing the server takes: said, every
+    campaign showed stalled): a report above it is refused, and its run expires as no-report and runs again (its agent
+    keeps the log, NATS never takes it). Said, not held: whether a report was refused is not known here. (A sealed
+    stream refuses the runner's own events too: said as those, Room.refused.)"""
+    if 0 < (max_msg_size or -1) < max_payload:
         return (f"the events stream {subjects.STREAM} has a max_msg_size of {max_msg_size:,} bytes (podtax sets none): "
                 "a report above it is refused, and its run expires as no-report and runs again; lift it as a NATS "
                 f"admin (`nats stream edit {subjects.STREAM} --max-msg-size -1`)")
@@ -135,7 +136,8 @@ class Room:
         self._unknown_since = None
         was, self.full = self.full, stream_full(info.config.max_bytes, info.state.bytes or 0, info.config.max_msgs,
                                                 info.state.messages or 0, self.bus.nc.max_payload)
-        restricted, self.restricted = self.restricted, stream_restricted(info.config.max_msg_size)
+        restricted = self.restricted
+        self.restricted = stream_restricted(info.config.max_msg_size, self.bus.nc.max_payload)
         if self.restricted and self.restricted != restricted:
             log.error("%s", self.restricted)
         if self.full and not was:
