@@ -17,7 +17,7 @@ import pytest
 from nats.js.api import StreamConfig
 from nats.js.errors import APIError, ServiceUnavailableError
 from podtax import events, natsserver, subjects
-from podtax.bus import Bus, Unacked, at_limit, refusal_text
+from podtax.bus import Bus, Unacked, at_limit, refusal_text, wire_bytes
 from podtax.busrefusal import FULL, STORE_CLOSED, lasting
 from podtax_runner import outbox
 
@@ -90,6 +90,26 @@ async def test_a_publish_answer_is_a_refusal_or_nats_away(case: str, nats_server
     assert "NATS stopped or restarting?" not in caplog.text, caplog.text
 
 
+async def held_why(tmp_path: Path, max_payload: int, run: events.RunSpec, big: events.Envelope,
+                   within_s: float) -> str:
+    """Why the runner's outbox holds `big` (the run's log) sent to a real nats-server of that max_payload; the send,
+    stopped then, reports it not published."""
+    with nats_with_max_payload(tmp_path, max_payload) as url:
+        nc = await Bus.connect(url, "test")
+        box = outbox.Outbox(nc, log, "pod run", "the next runner runs it again")
+        try:
+            await nc.ensure_streams()
+            sending = asyncio.create_task(box.send(run, big, "log"))
+            await wait_for_async(lambda: asyncio.sleep(0, box.holding().get(run.run_id)), within_s,
+                                 "why the log is held")
+            why = box.holding()[run.run_id]
+            box.stop()
+            assert await sending is False
+        finally:
+            await nc.close()
+    return why
+
+
 async def test_a_report_above_the_servers_max_payload_is_a_refusal(tmp_path: Path,
                                                                   caplog: pytest.LogCaptureFixture) -> None:
     """Bus.publish refuses an event above the server's max_payload before sending it (bus.TooBig); the runner's bucket
@@ -100,19 +120,8 @@ async def test_a_report_above_the_servers_max_payload_is_a_refusal(tmp_path: Pat
                          test="sysbench-cpu", params={})
     big = a_log(run)
     big = big.model_copy(update={"data": big.data.model_copy(update={"stdout": "x" * 3000})})
-    with nats_with_max_payload(tmp_path, 2000) as url:  # the streams' and the bucket's requests fit
-        bus = await Bus.connect(url, "test")
-        box = outbox.Outbox(bus, log, "pod run", "the next runner runs it again")
-        try:
-            await bus.ensure_streams()
-            sending = asyncio.create_task(box.send(run, big, "log"))
-            await wait_for_async(lambda: asyncio.sleep(0, box.holding().get(run.run_id)), 30, "why the log is held")
-            why = box.holding()[run.run_id]
-            box.stop()
-            assert await sending is False
-        finally:
-            await bus.close()
-    size = bus.wire_bytes(big)
+    why = await held_why(tmp_path, 2000, run, big, 30)  # the streams' and the bucket's requests fit in 2,000
+    size = wire_bytes(big)
     assert why == f"NATS refuses its log: it is {size:,} bytes with its NATS headers, above the server's max_payload " \
         "of 2,000; raise max_payload in nats-server's configuration, then restart nats-server (a connection keeps " \
         "the max_payload it met: a reload does not reach it; the runner sends the report once it has connected " \
@@ -179,19 +188,8 @@ async def test_a_report_above_what_a_file_stream_stores_is_not_said_as_a_full_st
     too large); raise its size limit ... --max-bytes', a fix that changes nothing."""
     caplog.set_level(logging.INFO, logger="podtax.runner")
     run, big = too_large_log()
-    with nats_with_max_payload(tmp_path, 48 << 20) as url:
-        bus = await Bus.connect(url, "test")
-        box = outbox.Outbox(bus, log, "pod run", "the next runner runs it again")
-        try:
-            await bus.ensure_streams()
-            sending = asyncio.create_task(box.send(run, big, "log"))
-            await wait_for_async(lambda: asyncio.sleep(0, box.holding().get(run.run_id)), 60, "why the log is held")
-            why = box.holding()[run.run_id]
-            box.stop()
-            assert await sending is False
-        finally:
-            await bus.close()
-    assert why.startswith(f"NATS refuses its log: it is {bus.wire_bytes(big):,} bytes with its NATS headers, above "
+    why = await held_why(tmp_path, 48 << 20, run, big, 60)
+    assert why.startswith(f"NATS refuses its log: it is {wire_bytes(big):,} bytes with its NATS headers, above "
                           "the 32 MiB JetStream stores in one message of a file stream (message too large, JetStream "
                           "error 10077): no setting raises it"), why
     assert "full" not in why and "max-bytes" not in why, why
