@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 from podtax import events
+from podtax.oneline_args import OneLineParser
 from podtax.parsers import parse_run
 
 KEYS = ("request_sent", "api_accepted", "pv_created", "bound", "delete_requested", "gone", "pv_gone")
@@ -49,8 +50,11 @@ def median_of_3(fn: Callable[[], object]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    count = int(args[0]) if args else 10_000
+    ap = OneLineParser(description=__doc__.splitlines()[0])
+    ap.add_argument("objects", nargs="?", type=int, default=10_000, help="objects in the timeline (default 10,000)")
+    count = ap.parse_args(argv).objects
+    if count < 1:
+        ap.error(f"objects: {count}: give a count of 1 or more")
     text = timeline(count)
     run = events.RunSpec(run_id="bench", campaign="bench", node="n", env="kubernetes", test="volume-churn",
                          params={"count": count})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import tempfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,6 +69,25 @@ def test_a_whole_zip_is_unpacked(served, answers, tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == sorted(want.namelist())
     assert all((out / name).read_bytes() == want.read(name) for name in want.namelist())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tables"], "no spool left beside it"
+
+
+def test_an_existing_folder_needs_no_room_in_its_parent(served, answers, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--csv DIR` for a DIR the user may write in a parent they may not (`--csv /tmp`, `--csv ~`): the zip was
+    spooled in the parent, 'cannot write DIR: Permission denied' (rAll, as uid 65534). The parent's refusal is
+    stood in for by refusing a spool there (the tests run as root, who may write anywhere)."""
+    real = tempfile.TemporaryFile
+    out = tmp_path / "tables"
+    out.mkdir()
+
+    def no_room_in_the_parent(*args, dir=None, **kwargs):  # noqa: A002 - TemporaryFile's own keyword
+        if dir is not None and Path(dir).resolve() == tmp_path.resolve():
+            raise PermissionError(13, "Permission denied")
+        return real(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", no_room_in_the_parent)
+    assert main(["export", "synthetic", "--csv", str(out), "--api", served.url]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(zipfile.ZipFile(io.BytesIO(_zipped())).namelist())
 
 
 def test_a_page_cut_mid_way_keeps_the_previous_file(served, cut, tmp_path: Path, capsys) -> None:

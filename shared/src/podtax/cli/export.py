@@ -225,9 +225,10 @@ def export(
         return 0
     fmt, folder = ("csv", csv) if csv is not None else ("parquet", parquet)
     assert folder is not None
-    # the zip is spooled to an unnamed file beside the folder (gone however this ends), then unpacked from it
+    # the zip is spooled to an unnamed file in the folder (or beside it, when it is still to be made; gone however this
+    # ends), then unpacked from it: the folder is writable (writable() above), its parent need not be
     try:
-        with tempfile.TemporaryFile(dir=folder.resolve().parent) as spool:
+        with tempfile.TemporaryFile(dir=folder if folder.is_dir() else folder.resolve().parent) as spool:
             fetch_into(spool, campaign_path(campaign, "export.zip"), {**params, "format": fmt}, api=api,
                        kept=folder)
             spool.seek(0)
