@@ -95,3 +95,17 @@ def test_the_analyzer_down_is_still_said_with_a_good_workload(tmp_path: Path) ->
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and "cannot reach the analyzer" in lines[0], done.stderr
     assert not (tmp_path / "x.html").exists()
+
+
+def test_an_unknown_campaign_is_said_as_without_simulate(served, tmp_path: Path, capsys) -> None:
+    """With --simulate, an unknown campaign was the simulation child's line, naming an internal API path ('GET
+    /api/campaigns/nosuch/comparisons: 404 ...'; review rU2): now the analyzer's own, as without --simulate."""
+    (tmp_path / "w.yaml").write_text(WORKLOAD)
+    said = []
+    for extra in ([], ["--simulate", str(tmp_path / "w.yaml")]):
+        assert main(["report", "nosuch", "--html", str(tmp_path / "x.html"), *extra, "--api", served.url]) == 1
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1, err
+        said.append(err[0])
+    assert said[1] == said[0] and said[0].startswith("error: unknown campaign 'nosuch'"), said
+    assert not (tmp_path / "x.html").exists()

@@ -64,7 +64,7 @@ def _from_db(db: Path, campaign: str, threshold: float, correction: str) -> dict
 def _write_html(path: Path, campaign: str, api: str | None, threshold: float, correction: str,
                 compare: str | None, simulate: Path | None = None, seeds: int = 10) -> int:
     from podtax.cli import report_simulation
-    from podtax.cli.export import download, writable
+    from podtax.cli.export import download, fetch, writable
 
     writable(path)  # before the analyzer renders the page
     result = None
@@ -72,7 +72,9 @@ def _write_html(path: Path, campaign: str, api: str | None, threshold: float, co
         try:                  # said before a workload that does not validate (exit 1, not 2; sweep hU)
             result = report_simulation.run(campaign, simulate, seeds, api)
         except report_simulation.SimulationFailed as exc:  # a workload that does not validate: a usage mistake, 2
-            raise fail(f"--simulate: {exc}" if exc.code == 2 else str(exc), exc.code) from None
+            if exc.code == 1:  # the analyzer's own line, as without --simulate (unknown campaign, cannot reach), not
+                fetch(f"/api/campaigns/{quote(campaign, safe='')}", api=api)  # the child's (review rU2)
+            raise fail(f"--simulate: {exc}", exc.code) from None
     params = {"threshold": threshold, "correction": correction, **({"compare": compare} if compare else {})}
     section = report_simulation.section(result, simulate) if simulate is not None and result is not None else None
     download(f"/report/{quote(campaign, safe='')}", params, path, api=api,
