@@ -12,7 +12,8 @@ own peak across the fork):
   data        load_report_data alone (what the page needs before it is written),
   connect     importing and connecting only (the floor).
 Interleaved, three times each; medians, stream/bytes, html/html-str and the load average are printed.
-The default campaign has 20,000 cells, 50 results each, as the HTML report's figures came from.
+The default campaign has 20,000 cells, 50 results each, as the HTML report's figures came from. --quick: 100,000
+results over 2,000 cells, and only stream, bytes, html, html-str and connect, twice each (it took 3.5-9 minutes).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from anchor import interleave, line, loadavg, median, proc_peak_rss_mb, runs
 from podtax.oneline_args import OneLineParser
 
 CASES = ("stream", "bytes", "comparison", "html", "html-str", "data", "connect")
+QUICK = ("stream", "bytes", "html", "html-str", "connect")  # the two ratios printed and the floor
 
 
 def child(db: Path, case: str) -> str:
@@ -70,28 +72,31 @@ def main(argv: list[str] | None = None) -> int:
     ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=int, default=1_000_000)
     ap.add_argument("--cells", type=int, default=20_000)
-    ap.add_argument("--quick", action="store_true", help="100,000 results over 2,000 cells")
+    ap.add_argument("--quick", action="store_true",
+                    help="100,000 results over 2,000 cells; stream, bytes, html, html-str and connect, twice each")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(child(Path(args.child[0]), args.child[1]))
         return 0
+    cases, rounds = CASES, 3
     if args.quick:
         args.results, args.cells = 100_000, 2_000
+        cases, rounds = QUICK, 2
     from bench_comparisons import build
 
     sizes: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="podtax-bench-") as tmp:
         db = Path(tmp) / "bench.duckdb"
         build(db, args.results, args.cells)
-        peaks = interleave({case: (lambda case=case: measure(db, case, sizes)) for case in CASES}, 3)
+        peaks = interleave({case: (lambda case=case: measure(db, case, sizes)) for case in cases}, rounds)
     load = loadavg()
     what = f"{args.results:,} results over {args.cells:,} cells"
     print(line(f"CSV export.zip of {what} ({sizes['stream']:,} bytes): peak RSS, streamed", median(peaks["stream"]),
                "MB", "held as bytes", median(peaks["bytes"]), load, higher_is_better=False))
     print(line(f"HTML report of {what} ({sizes['html']:,} bytes): peak RSS, streamed", median(peaks["html"]), "MB",
                "one string", median(peaks["html-str"]), load, higher_is_better=False))
-    print("  " + "; ".join(f"{case} {runs(peaks[case])} MB" for case in CASES))
+    print("  " + "; ".join(f"{case} {runs(peaks[case])} MB" for case in cases))
     return 0
 
 
