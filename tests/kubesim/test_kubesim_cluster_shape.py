@@ -64,27 +64,33 @@ def test_the_example_cluster_is_still_read() -> None:
 
 
 TOKEN_FILES = [
-    # the file (None: a binary file in the test's folder), the one line after "podtax-kubesim: --token-file F "
+    # the file (bytes: what a file in the test's folder holds; text: a path on this machine), the one line after
+    # "podtax-kubesim: --token-file F "
     # a binary file: exit 1, "'utf-8' codec can't decode byte 0xa4 ..." before (hU, session 56)
-    (None, "is not text: give the file holding the API token (one line)"),
+    (b"\xa4\x00\xff", "is not text: give the file holding the API token (one line)"),
     # a regular file whose read fails (as an unreadable one does, which root reads all the same): a traceback ending
     # in "OSError: [Errno 5] Input/output error" before (fxU, session 56)
     ("/proc/self/mem", "cannot be read (Input/output error): give the file holding the API token"),
+    # an empty or blank file: served with a random token before, so every client given the file's token got 401 and
+    # nothing said why (hT, session 56)
+    (b"", "is empty: write the API token into it, or leave --token-file out for a random one"),
+    (b" \n\t\n", "is empty: write the API token into it, or leave --token-file out for a random one"),
 ]
 
 
-@pytest.mark.parametrize(("given", "says"), TOKEN_FILES, ids=["binary", "read-fails"])
-def test_a_token_file_that_cannot_be_read_as_text_is_one_line_and_exit_2(given: str | None, says: str,
-                                                                          tmp_path: Path) -> None:
-    token = Path(given) if given else tmp_path / "token.bin"
-    if given is None:
-        token.write_bytes(b"\xa4\x00\xff")
+@pytest.mark.parametrize(("given", "says"), TOKEN_FILES, ids=["binary", "read-fails", "empty", "blank"])
+def test_a_token_file_without_a_token_to_read_is_one_line_and_exit_2(given: str | bytes, says: str,
+                                                                     tmp_path: Path) -> None:
+    token = tmp_path / "token" if isinstance(given, bytes) else Path(given)
+    if isinstance(given, bytes):
+        token.write_bytes(given)
     elif not token.is_file():
         pytest.skip(f"no {given} here")
     proc = subprocess.run([KUBESIM, "--token-file", str(token), "--kubeconfig", str(tmp_path / "k.yaml")],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120)  # a hang guard: an empty file served before
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.strip().splitlines() == [f"podtax-kubesim: --token-file {token} {says}"]
+    assert not (tmp_path / "k.yaml").exists()  # refused before it wrote a kubeconfig
 
 
 TAKEN = [

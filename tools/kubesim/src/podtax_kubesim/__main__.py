@@ -92,7 +92,9 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
         return f"--token-file {args.token_file} is not a readable file: give the file holding the API token"
     if args.token_file is not None:  # "'utf-8' codec can't decode byte 0xa4 ...", exit 1 (hU, session 56)
         try:
-            args.token_file.read_text()
+            if not args.token_file.read_text().strip():  # served with a random token: every client got 401 (hT)
+                return (f"--token-file {args.token_file} is empty: write the API token into it, or leave "
+                        "--token-file out for a random one")
         except UnicodeDecodeError:
             return f"--token-file {args.token_file} is not text: give the file holding the API token (one line)"
         except OSError as exc:  # a PermissionError was a traceback (fxU, session 56)
