@@ -90,3 +90,16 @@ def test_nan_inside_a_string_or_a_cut_report_is_still_damaged() -> None:
     with pytest.raises(ParseFailure) as failure:
         parse_text(text[:len(text) // 2] + '"x":\tnan', "iperf3")
     assert failure.value.reason == "truncated"
+
+
+def test_iperf_3_1_2s_blank_in_an_exponent_is_malformed_not_cut() -> None:
+    """iperf 3.1.2 printed `"bits_per_second":5.924e 06` (esnet/iperf#520; no 3.1.2 ran here: the 3.0.11 capture,
+    whose `%g` doubles 3.1.2 also printed, with its version and one rate as that issue shows them)."""
+    text = _capture("tcp").replace('"iperf 3.0.11"', '"iperf 3.1.2"')
+    text = _printed(text, text.index('"bits_per_second"'), "5.924e 06")
+    with pytest.raises(ParseFailure) as failure:
+        parse_text(text, "iperf3")
+    assert failure.value.reason == "unsupported-version"
+    assert failure.value.detail == ("this iperf 3.1.2 JSON report is malformed, not cut: a number has a blank in its "
+                                    "exponent (`5.924e 06`), iperf 3.1.2's bug (esnet/iperf#520); upgrade iperf3 "
+                                    "past 3.1.2 and rerun")

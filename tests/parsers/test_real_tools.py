@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from podtax import templates
-from podtax.parsers import parse_run
+from podtax.parsers import ParseFailure, parse_run
 
 CASES = [
     ("sysbench-cpu", {"threads": 1, "max_prime": 2000, "events": 50, "time": 10}),
@@ -78,8 +78,6 @@ def test_real_sysbench_refusing_an_option_before_its_banner_is_a_bad_argument() 
     """sysbench checks some values before it prints its banner (`--percentile=99.9`: whole numbers only)."""
     if shutil.which("sysbench") is None:
         pytest.skip("sysbench is not installed (apt-get install sysbench)")
-    from podtax.parsers import ParseFailure
-
     proc = subprocess.run(["sysbench", "cpu", "--percentile=99.9", "run"], capture_output=True, text=True,
                           timeout=60, check=False)
     assert proc.returncode != 0 and "sysbench 1." not in proc.stdout + proc.stderr
@@ -127,3 +125,21 @@ def test_real_fio_job_error_quotes_fios_own_words(tmp_path: Path) -> None:
             parse()
         assert failure.value.reason in ("fatal", "nonzero-exit") and "you need to specify size=" in \
             failure.value.detail, failure.value.detail
+
+
+@pytest.mark.parametrize("verbosity", ["0", "2"])
+def test_real_sysbench_below_verbosity_3_is_asked_about_its_verbosity(verbosity: str) -> None:
+    """--verbosity below 3 hides sysbench's banner and report (NOTICE lines): it prints nothing and exits 0."""
+    if shutil.which("sysbench") is None:
+        pytest.skip("sysbench is not installed (apt-get install sysbench)")
+    argv = ["sysbench", "cpu", "--cpu-max-prime=200", "--events=50", f"--verbosity={verbosity}", "run"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert (proc.returncode, proc.stdout + proc.stderr) == (0, "")
+    version = subprocess.run(["sysbench", "--version"], capture_output=True, text=True, timeout=60, check=False)
+    for text in ("", f"$ {' '.join(argv)}\n", f"{version.stdout}$ {' '.join(argv)}\n", version.stdout):
+        with pytest.raises(ParseFailure) as info:
+            parse_run("sysbench-cpu", text, proc.stderr, proc.returncode)
+        assert info.value.reason == "empty" and "was sysbench run with --verbosity below 3?" in info.value.detail
+    with pytest.raises(ParseFailure) as info:  # its run's banner printed: verbosity 3, a run killed at its start
+        parse_run("sysbench-cpu", "sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n\n", "", 0)
+    assert info.value.reason == "truncated" and "verbosity" not in info.value.detail

@@ -7,12 +7,12 @@ reason code — never a silent zero:
 
 - ``nonzero-exit``   the tool exited non-zero (or was killed) and no more specific reason was found
 - ``fatal``          the tool reported a fatal error (sysbench ``FATAL:``, stress-ng ``error:``, fio err)
-- ``empty``          no output at all
+- ``empty``          no output at all (sysbench: nor after its command line; --verbosity below 3 prints nothing)
 - ``truncated``      the report starts but its figures are missing (cut or killed)
 - ``permission-denied``  the tool could not open its device or file, or was denied a right it needed
   (stress-ng --sched fifo without root)
 - ``unknown-format`` no known report (or several runs / tools mixed in one log: pass the test)
-- ``unsupported-version``  sysbench 0.4.x: recognized and rejected, naming the version
+- ``unsupported-version``  sysbench 0.4.x: recognized and rejected, naming the version (iperf 3.1.2's broken JSON)
 - ``bad-argument``   the tool rejected its command line
 - ``wrong-tool``     the log was written by another tool (or another sysbench test / stressor)
 - ``implausible``    the report's figures are beyond what the hardware can do (a broken build's timing)
@@ -36,7 +36,7 @@ from typing import Any
 
 from podtax import templates
 from podtax.benchwrap import PREFIX
-from podtax.parsers import detect, fio, hdparm, iperf3, sockperf, stressng, sysbench, timeline
+from podtax.parsers import detect, fio, hdparm, iperf3, sockperf, stressng, sysbench, sysbench_runs, timeline
 from podtax.parsers.base import Parsed, ParseFailure, version_from
 from podtax.provenance import split as _split_provenance
 
@@ -173,7 +173,8 @@ def _run(tool: str, test: str | None, text: str, exit_code: int | None, requeste
     if _blank(text):
         if exit_code != 0:
             raise ParseFailure("nonzero-exit", f"{tool} {_status(exit_code)} and printed nothing")
-        raise ParseFailure("empty", f"{tool} printed nothing (stdout and stderr are empty)")
+        quiet = f": {sysbench_runs.QUIET}" if tool == sysbench.TOOL else ""  # --verbosity below 3 prints nothing
+        raise ParseFailure("empty", f"{tool} printed nothing (stdout and stderr are empty){quiet}")
     if exit_code != 0:
         try:
             _parse(tool, test, text, requested, recorded_version, found)

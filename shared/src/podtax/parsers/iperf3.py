@@ -24,7 +24,8 @@ the client exchanges with the server (`send_parameters:`, `send_results`, `get_r
 iperf3 3.12 exits 0 even when it failed: the JSON's `error` decides. Failures: `refused`
 (connection refused), `unreachable` (no route, network unreachable), `timeout` (nothing answered,
 or iperf3 was stopped before the test ran), `server-busy` (the server runs another test),
-`truncated` (the JSON is cut), `unsupported-version` (a reverse UDP report before 3.11, see below),
+`truncated` (the JSON is cut), `unsupported-version` (a reverse UDP report before 3.11, see below; iperf 3.1.2's
+JSON with a blank in an exponent, `5.924e 06`, esnet/iperf#520: malformed, not cut),
 `fatal` (any other error iperf3 reports), `bad-argument` (a `parameter error` printed before the
 test, with the usage text, or an option getopt refused: `unrecognized option '--json-stream'` before 3.17).
 `--json-stream` output (3.17) is refused with the option to use, unless `--json-stream-full-output` (3.20) printed
@@ -60,7 +61,7 @@ from typing import Any
 
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, errors_flag
 from podtax.parsers.iperf3_flags import amount_bound, amount_flag, bitrate_flag, omit_flag, server_lag
-from podtax.parsers.iperf3_logs import copies_only, events_match, past_debug, past_events
+from podtax.parsers.iperf3_logs import copies_only, events_match, past_debug, past_events, refuse_spaced_exponent
 
 TOOL = "iperf3"
 TEXT_ERROR = "iperf3: error - "  # how iperf3 without -J reports a failure
@@ -142,6 +143,7 @@ def _load(text: str) -> tuple[dict[str, Any], bool]:
     try:
         doc, end = decoder.raw_decode(text, start)
     except (ValueError, RecursionError) as exc:
+        refuse_spaced_exponent(text)
         damaged = ParseFailure("truncated", f"the iperf3 JSON report is incomplete or damaged ({exc})")
         bare = _BARE.sub(_as_json, text) if text.find("nan") >= 0 or text.find("inf") >= 0 else text
         if bare == text:

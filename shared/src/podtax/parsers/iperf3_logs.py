@@ -11,6 +11,9 @@ from podtax.parsers.base import ParseFailure
 # `-d -J`: iperf3's warning, and the label of the first object it sends the server; the report opens with `"start"`
 _DEBUG_MARKS = ("Debug output (-d)", "send_parameters:")
 REPORT_OPEN = re.compile(r'^\{\s*"start":', re.M)
+# iperf 3.1.2 printed some doubles with a blank in the exponent (`"bits_per_second":\t5.924e 06`, esnet/iperf#520)
+_SPACED_EXPONENT = re.compile(r'":[ \t]*(-?[0-9][0-9.]*[eE] [0-9]+)')
+_VERSION = re.compile(r'"version":[ \t]*"(iperf [^"\n]*)"')
 
 
 def past_debug(text: str, start: int) -> int:
@@ -81,3 +84,16 @@ def copies_only(text: str, start: int, end: int) -> bool:
     if rest or not copies:
         raise ParseFailure("unknown-format", "this log holds several iperf3 JSON reports; split it, one run per log")
     return True
+
+
+def refuse_spaced_exponent(text: str) -> None:
+    """A JSON report that does not decode because of iperf 3.1.2's blank in an exponent is malformed, not cut: refused
+    naming the bug (the number is not repaired: which digits it lost is not known)."""
+    m = _SPACED_EXPONENT.search(text)
+    if m is None:
+        return
+    version = _VERSION.search(text)
+    raise ParseFailure("unsupported-version", f"this {version.group(1) if version else 'iperf3'} JSON report is "
+                                              f"malformed, not cut: a number has a blank in its exponent "
+                                              f"(`{m.group(1)}`), iperf 3.1.2's bug (esnet/iperf#520); upgrade "
+                                              "iperf3 past 3.1.2 and rerun")

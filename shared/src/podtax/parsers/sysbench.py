@@ -15,6 +15,9 @@ report does not echo `--memory-access-mode`: a rnd run (a third of seq's MiB/s h
 Reports of other tests are refused by name (fileio, oltp; threads and mutex name no test), a
 usage error (`sysbench memory` without `run`) as `bad-argument`, as is a refused option value or test name
 printed after the banner (`FATAL: Invalid value for memory-oper: foo`, `FATAL: Cannot find benchmark 'foo'`).
+A run with `--verbosity` below 3 prints nothing (its banner and report are NOTICE lines): a log of only command
+lines and `sysbench --version`'s line, or one without banner whose command has `--verbosity=0`..`2`, is `empty`,
+asking whether --verbosity was below 3.
 A run that did more events than the requested `events`, or ran longer than the requested `time` allows, is
 flagged PARAM_MISMATCH: the log is another run's. So is a run held to a rate (`--rate=N`, `Target transaction
 rate: N/sec`): its rates are the cap.
@@ -41,7 +44,7 @@ from podtax.parsers.base import (
     size_bytes,
     to_number,
 )
-from podtax.parsers.sysbench_runs import TOOL, Section, named, refused_option, select_run, split_runs
+from podtax.parsers.sysbench_runs import TOOL, Section, named, refuse_quiet, refused_option, select_run, split_runs
 
 # sysbench prints the rates with printf widths (`%8.2f`): below 10000 they are padded, `100 ( 3984.36 per second)`
 _TOTAL_OPS = re.compile(r"^(\d+) \(\s*([\d.]+) per second\)$")
@@ -83,10 +86,12 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
                                              "line is missing between runs?); split it")
     if wanted and section.kind != wanted:
         if section.kind == "other" and not section.started:
+            refuse_quiet(text)
             raise ParseFailure("truncated", f"the sysbench log stops before the {wanted} test started")
         raise ParseFailure("wrong-tool", f"expected a sysbench {wanted} report, found {named(section.kind)}")
     if section.kind not in ("cpu", "memory"):
         if not section.started and section.kind == "other":
+            refuse_quiet(text)
             raise ParseFailure("truncated", "the sysbench log stops before any test started")
         step = "" if section.started else " (its prepare or cleanup step: no test ran)"
         disk = "; podtax measures disk I/O with fio (the fio template)" if section.kind == "fileio" else ""

@@ -39,6 +39,12 @@ _LATENCY_KEYS = frozenset(("min", "avg", "max", "sum"))
 # lines a report prints once: a second one is another report whose banner was lost (or a 0.4 summary)
 _ONCE = frozenset(("total time", "total number of events", "events per second", "time elapsed"))
 _ONCE_KEY, _LATENCY, _FATAL, _FAIRNESS = range(4)
+# `--verbosity` below 3 hides sysbench's NOTICE lines, its banner and report among them (src/sysbench.c: print_header,
+# sb_report_cumulative): such a run prints nothing and exits 0
+QUIET = "no report: was sysbench run with --verbosity below 3? run it with the default verbosity (3)"
+_QUIET_OPTION = re.compile(r"--verbosity[= ]+[0-2]\b")
+_VERSION_LINE = re.compile(r"sysbench \d+\.\d+\S*")  # `sysbench --version`'s line (a run's banner says `(using ...)`)
+_COMMAND_LINE = re.compile(r"(?:\S*[$#>] +)?sysbench +(?:--|[a-z]).*")  # the command, as a shell or script echoed it
 _SPECIAL = {"FATAL": _FATAL, "Latency (ms)": _LATENCY, "Threads fairness": _FAIRNESS, **dict.fromkeys(_ONCE, _ONCE_KEY)}
 
 
@@ -229,6 +235,15 @@ def named(kind: str) -> str:
         else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} run"
 
 
+def refuse_quiet(text: str) -> None:
+    """Refuse a log without a run's banner or report that looks like a run silenced by --verbosity below 3: the
+    option on its command line, or nothing but command lines and `sysbench --version`'s line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if _QUIET_OPTION.search(text) or all(_VERSION_LINE.fullmatch(line) or _COMMAND_LINE.fullmatch(line)
+                                         for line in lines):
+        raise ParseFailure("empty", f"{QUIET} (the log holds no sysbench banner and no report)")
+
+
 def split_runs(text: str) -> list[tuple[str, str | None]]:
     """Split at each `sysbench <version>` banner: [(run text, version)]; lines before the first
     banner (WARNING: ...) belong to the first run."""
@@ -337,6 +352,7 @@ def select_run(runs: list[tuple[str, str | None]], text: str, wanted: str | None
                 raise ParseFailure("unknown-format", f"the `sysbench <version>` banner is behind other text on its "
                                                      f"line (`{behind[:60]}`): strip what precedes sysbench's "
                                                      "own lines")
+            refuse_quiet(text)
             raise ParseFailure("unknown-format", "no `sysbench <version>` banner found: this is not a "
                                                  "sysbench 1.x report (or it lost its first lines)")
         return section, ignored
