@@ -17,14 +17,7 @@ from podtax import natsserver
 
 from tests.conftest import wait_until_up
 from tests.e2e.test_up import children_of
-
-
-def alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie, dead but not yet reaped by init, does not)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+from tests.e2e.test_up_stdout_closed import alive
 
 
 def test_the_children_of_a_killed_up_stop_and_up_starts_again(tmp_path: Path) -> None:
